@@ -1,0 +1,105 @@
+"""``cdk plugins`` and ``cdk docs``: what the kit ships, and the config reference of any plugin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cdk._aliases import KAFKA_CLASS_ALIASES
+from cdk.errors import ConfigException
+
+__all__ = ["docs", "plugin_kind", "plugins", "resolve_plugin"]
+
+_FORMATS = ("rst", "enriched-rst", "html", "markdown")
+
+
+def resolve_plugin(name: str) -> type[Any]:
+    """Load a plugin class by Kafka alias, ``module:Class`` or ``module.Class``."""
+    from cdk.config import load_class
+
+    return load_class(name)
+
+
+def plugin_kind(cls: type[Any]) -> str:
+    """Kafka's plugin type name for a class (``transformation``, ``converter``, ...)."""
+    from cdk.converters._api import Converter, HeaderConverter
+    from cdk.transforms._base import Predicate, Transformation
+
+    if issubclass(cls, Transformation):
+        return "transformation"
+    if issubclass(cls, Predicate):
+        return "predicate"
+    if issubclass(cls, Converter):
+        return "converter"
+    if issubclass(cls, HeaderConverter):
+        return "header_converter"
+    return "unknown"
+
+
+@click.command()
+def plugins() -> None:
+    """List the plugins the kit ships (converters, transformations, predicates)."""
+    java_names = {
+        target: alias
+        for alias, target in KAFKA_CLASS_ALIASES.items()
+        if alias.startswith(("org.", "io."))
+    }
+    rows: list[tuple[str, str, str]] = []
+    for target, java_name in java_names.items():
+        try:
+            cls = resolve_plugin(target)
+        except ConfigException as exc:
+            raise click.ClickException(f"plugin {java_name} cannot be loaded: {exc}") from exc
+        rows.append((plugin_kind(cls), java_name, target))
+    rows.sort()
+    width = max(len(r[1]) for r in rows)
+    for kind, java_name, target in rows:
+        click.echo(f"{kind:<17} {java_name:<{width}}  {target}")
+
+
+@click.command()
+@click.argument("plugin")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_FORMATS),
+    default="rst",
+    show_default=True,
+    help="Output format of the config reference.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Write to this file instead of standard output.",
+)
+def docs(plugin: str, fmt: str, output: Path | None) -> None:
+    """Print the configuration reference of PLUGIN.
+
+    PLUGIN is a Kafka class name or alias (InsertField$Value, JsonConverter) or a Python class
+    path (my_package.connector:MySourceConnector).
+    """
+    try:
+        cls = resolve_plugin(plugin)
+    except ConfigException as exc:
+        raise click.BadParameter(str(exc), param_hint="PLUGIN") from exc
+    try:
+        config_def = cls().config()
+    except Exception as exc:  # noqa: BLE001 - a plugin's own failure, reported with its name
+        raise click.ClickException(
+            f"{plugin}: could not get its ConfigDef ({type(exc).__name__}: {exc})"
+        ) from exc
+    render = {
+        "rst": config_def.to_rst,
+        "enriched-rst": config_def.to_enriched_rst,
+        "html": config_def.to_html,
+        "markdown": config_def.to_markdown,
+    }[fmt]
+    text = render()
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)

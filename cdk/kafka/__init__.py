@@ -1,0 +1,1 @@
+"""Thin factories over confluent-kafka: producers, consumers and admin clients, and broker providers."""
