@@ -1,0 +1,84 @@
+"""The real ``cdk`` CLI, run as a subprocess from the virtualenv."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cdk
+
+CDK = Path(sys.executable).with_name("cdk")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CDK), *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_help_lists_commands() -> None:
+    result = run("--help")
+    assert result.returncode == 0, result.stderr
+    assert "Usage: cdk" in result.stdout
+    for command in ("plugins", "docs"):
+        assert command in result.stdout
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"cdk {cdk.__version__}"
+
+
+def test_plugins_lists_every_kafka_smt_and_converter() -> None:
+    result = run("plugins")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "org.apache.kafka.connect.transforms.InsertField$Value" in out
+    assert "org.apache.kafka.connect.transforms.predicates.TopicNameMatches" in out
+    assert "org.apache.kafka.connect.json.JsonConverter" in out
+    assert "io.confluent.connect.avro.AvroConverter" in out
+    kinds = {line.split()[0] for line in out.splitlines() if line.strip()}
+    assert kinds == {"converter", "predicate", "transformation"} | (kinds & {"header_converter"})
+    assert "unknown" not in kinds
+
+
+@pytest.mark.parametrize(
+    ("fmt", "marker"),
+    [
+        ("rst", "``regex``"),
+        ("enriched-rst", "``regex``"),
+        ("html", '<ul class="config-list">'),
+        ("markdown", "regex"),
+    ],
+)
+def test_docs_renders_each_format(fmt: str, marker: str) -> None:
+    result = run("docs", "org.apache.kafka.connect.transforms.RegexRouter", "--format", fmt)
+    assert result.returncode == 0, result.stderr
+    assert marker in result.stdout
+    assert "replacement" in result.stdout
+
+
+def test_docs_writes_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "json.html"
+    result = run("docs", "JsonConverter", "--format", "html", "--output", str(target))
+    assert result.returncode == 0, result.stderr
+    assert "schemas.enable" in target.read_text(encoding="utf-8")
+    assert str(target) in result.stderr
+
+
+def test_docs_unknown_plugin_is_a_clear_usage_error() -> None:
+    result = run("docs", "com.example.NoSuchConnector")
+    assert result.returncode == 2
+    assert "com.example.NoSuchConnector" in result.stderr
+    assert "could not be found" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_docs_unknown_format_is_rejected() -> None:
+    result = run("docs", "JsonConverter", "--format", "pdf")
+    assert result.returncode == 2
+    assert "pdf" in result.stderr
