@@ -1,1 +1,15 @@
-"""Converters between Connect data and bytes (exports are added by the lead when the modules land)."""
+"""Converters between Connect data and the bytes stored in Kafka.
+
+Key/value converters implement :class:`Converter`, header converters :class:`HeaderConverter`.
+Kafka's class names (``org.apache.kafka.connect.json.JsonConverter``, ...) resolve to these as
+aliases in configs.
+"""
+
+from __future__ import annotations
+
+from cdk.converters._api import Converter, HeaderConverter
+
+__all__ = [
+    "Converter",
+    "HeaderConverter",
+]
