@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from cdk.data import Date, Decimal, Schema, SchemaAndValue, Struct, Time, Timestamp, validate_value
+from cdk.data import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaAndValue,
+    SchemaType,
+    Struct,
+    Time,
+    Timestamp,
+    validate_value,
+)
+from cdk.errors import DataException
 
 __all__ = ["Header", "Headers"]
 
@@ -19,9 +30,9 @@ class Header:
 
     def __init__(self, key: str, schema: Schema | None, value: Any) -> None:
         if key is None:
-            raise ValueError("Header key cannot be null")
+            raise DataException("Header key cannot be null")
         if schema is not None:
-            validate_value(schema, value, key)
+            _check_value(schema, value, key)
         self.key = key
         self.schema = schema
         self.value = value
@@ -46,10 +57,41 @@ class Header:
         return f"ConnectHeader(key={self.key}, value={self.value!r}, schema={self.schema!r})"
 
 
+def _check_value(schema: Schema, value: Any, key: str) -> None:
+    """Validate a header value; ARRAY/MAP schemas without element schemas are checked shallowly.
+
+    Such schemas come from :meth:`~cdk.data.Values.parse_string` (``[]``, ``[1, "a"]``) and so
+    from the :class:`~cdk.converters.SimpleHeaderConverter`.
+    """
+    expected: tuple[type, ...] = ()
+    if schema.type is SchemaType.ARRAY:
+        missing, expected = schema._value_schema is None, (list, tuple)
+    elif schema.type is SchemaType.MAP:
+        missing = schema._key_schema is None or schema._value_schema is None
+        expected = (Mapping,)
+    else:
+        missing = False
+    if missing:
+        if value is None and not schema.optional:
+            raise DataException(
+                f'Invalid value: null used for required field: "{key}", schema type: {schema.type}',
+                field=key,
+            )
+        if value is not None and not isinstance(value, expected):
+            raise DataException(
+                f"Invalid Python object for schema with type {schema.type}: "
+                f'class {type(value).__name__} for field: "{key}"',
+                field=key,
+            )
+        return
+    validate_value(schema, value, key)
+
+
 class Headers:
     """An ordered collection of headers; several headers may share a key.
 
-    Mutating methods return ``self`` so calls chain: ``headers.add_string("a", "x").add_int32(...)``.
+    Mutating methods return ``self`` so calls chain:
+    ``headers.add_string("a", "x").add_int32("b", 1)``.
     """
 
     __slots__ = ("_headers",)
@@ -99,8 +141,9 @@ class Headers:
         return self.add_header(Header(key, schema, value))
 
     def add_string(self, key: str, value: str | None) -> Headers:
-        """Append a STRING header."""
-        return self.add(key, value, Schema.OPTIONAL_STRING_SCHEMA)
+        """Append a STRING header (optional schema when ``value`` is ``None``)."""
+        schema = Schema.OPTIONAL_STRING_SCHEMA if value is None else Schema.STRING_SCHEMA
+        return self.add(key, value, schema)
 
     def add_boolean(self, key: str, value: bool) -> Headers:
         """Append a BOOLEAN header."""
@@ -131,8 +174,17 @@ class Headers:
         return self.add(key, value, Schema.FLOAT64_SCHEMA)
 
     def add_bytes(self, key: str, value: bytes | None) -> Headers:
-        """Append a BYTES header."""
-        return self.add(key, value, Schema.OPTIONAL_BYTES_SCHEMA)
+        """Append a BYTES header (optional schema when ``value`` is ``None``)."""
+        schema = Schema.OPTIONAL_BYTES_SCHEMA if value is None else Schema.BYTES_SCHEMA
+        return self.add(key, value, schema)
+
+    def add_list(self, key: str, value: list[Any] | None, schema: Schema) -> Headers:
+        """Append an ARRAY header with the given schema."""
+        return self.add(key, value, schema)
+
+    def add_map(self, key: str, value: dict[Any, Any] | None, schema: Schema) -> Headers:
+        """Append a MAP header with the given schema."""
+        return self.add(key, value, schema)
 
     def add_struct(self, key: str, value: Struct) -> Headers:
         """Append a STRUCT header (its schema is the struct's)."""
@@ -188,7 +240,10 @@ class Headers:
     def apply(
         self, transform: Callable[[Header], Header | None], key: str | None = None
     ) -> Headers:
-        """Replace each header (of ``key`` only, if given) by ``transform(header)``; None drops it."""
+        """Replace each header (of ``key`` only, if given) by ``transform(header)``.
+
+        A transform returning ``None`` removes the header.
+        """
         out: list[Header] = []
         for header in self._headers:
             if key is not None and header.key != key:

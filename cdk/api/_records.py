@@ -103,11 +103,10 @@ class ConnectRecord:
         Headers are copied, so changing the new record's headers leaves this one's alone.
         """
         values = self._changes(changes)
+        values["headers"] = _headers(values["headers"])
         new = object.__new__(type(self))
         for name, value in values.items():
             object.__setattr__(new, name, value)
-        if not isinstance(new.headers, Headers):
-            new.headers = _headers(new.headers)
         return new
 
     def _key(self) -> tuple[Any, ...]:

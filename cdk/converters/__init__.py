@@ -8,8 +8,32 @@ aliases in configs.
 from __future__ import annotations
 
 from cdk.converters._api import Converter, HeaderConverter
+from cdk.converters._avro import AvroConverter
+from cdk.converters._header import SimpleHeaderConverter
+from cdk.converters._json import JsonConverter
+from cdk.converters._simple import (
+    BooleanConverter,
+    ByteArrayConverter,
+    DoubleConverter,
+    FloatConverter,
+    IntegerConverter,
+    LongConverter,
+    ShortConverter,
+    StringConverter,
+)
 
 __all__ = [
+    "AvroConverter",
     "Converter",
     "HeaderConverter",
+    "SimpleHeaderConverter",
+    "JsonConverter",
+    "StringConverter",
+    "ByteArrayConverter",
+    "BooleanConverter",
+    "ShortConverter",
+    "IntegerConverter",
+    "LongConverter",
+    "FloatConverter",
+    "DoubleConverter",
 ]

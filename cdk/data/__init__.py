@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from cdk.data._builder import SchemaBuilder
 from cdk.data._logical import Date, Decimal, Time, Timestamp
+from cdk.data._projector import SchemaProjector
 from cdk.data._schema import Field, Schema, SchemaType, validate_value
 from cdk.data._struct import SchemaAndValue, Struct
+from cdk.data._values import Values
 
 __all__ = [
     "Date",
@@ -18,9 +20,11 @@ __all__ = [
     "Schema",
     "SchemaAndValue",
     "SchemaBuilder",
+    "SchemaProjector",
     "SchemaType",
     "Struct",
     "Time",
     "Timestamp",
+    "Values",
     "validate_value",
 ]

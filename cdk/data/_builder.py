@@ -51,7 +51,7 @@ class SchemaBuilder:
 
     # -- factories -----------------------------------------------------------------------------
     @staticmethod
-    def type(schema_type: SchemaType) -> SchemaBuilder:  # noqa: A003 - Kafka's name
+    def type(schema_type: SchemaType) -> SchemaBuilder:
         """A builder for any type."""
         return SchemaBuilder(schema_type)
 
@@ -96,7 +96,7 @@ class SchemaBuilder:
         return SchemaBuilder(SchemaType.STRING)
 
     @staticmethod
-    def bytes() -> SchemaBuilder:  # noqa: A003 - Kafka's name
+    def bytes() -> SchemaBuilder:
         """A BYTES builder."""
         return SchemaBuilder(SchemaType.BYTES)
 
@@ -115,7 +115,7 @@ class SchemaBuilder:
         return builder
 
     @staticmethod
-    def map(  # noqa: A003 - Kafka's name
+    def map(
         key_schema: Schema | SchemaBuilder, value_schema: Schema | SchemaBuilder
     ) -> SchemaBuilder:
         """A MAP builder."""
@@ -129,25 +129,28 @@ class SchemaBuilder:
         return builder
 
     # -- setters -------------------------------------------------------------------------------
-    def _check_can_set(self, what: str, current: Any) -> None:
-        if current is not _UNSET:
-            raise SchemaBuilderException(f"Invalid SchemaBuilder call: {what} has already been set.")
+    def _check_can_set(self, what: str, current: Any, new: Any) -> None:
+        # As Kafka: setting an attribute again to the same value is allowed.
+        if current is not _UNSET and current is not new and current != new:
+            raise SchemaBuilderException(
+                f"Invalid SchemaBuilder call: {what} has already been set."
+            )
 
     def optional(self) -> SchemaBuilder:
         """Allow ``None`` values."""
-        self._check_can_set("optional", self._optional)
+        self._check_can_set("optional", self._optional, True)
         self._optional = True
         return self
 
     def required(self) -> SchemaBuilder:
         """Disallow ``None`` values (the default)."""
-        self._check_can_set("optional", self._optional)
+        self._check_can_set("optional", self._optional, False)
         self._optional = False
         return self
 
     def default_value(self, value: Any) -> SchemaBuilder:
         """Set the default value; it is validated against the schema at once."""
-        self._check_can_set("default", self._default)
+        self._check_can_set("default", self._default, value)
         try:
             validate_value(self._build(with_default=False), value)
         except DataException as exc:
@@ -157,19 +160,19 @@ class SchemaBuilder:
 
     def name(self, name: str) -> SchemaBuilder:
         """Set the schema name."""
-        self._check_can_set("name", self._name)
+        self._check_can_set("name", self._name, name)
         self._name = name
         return self
 
     def version(self, version: int) -> SchemaBuilder:
         """Set the schema version."""
-        self._check_can_set("version", self._version)
+        self._check_can_set("version", self._version, version)
         self._version = version
         return self
 
     def doc(self, doc: str) -> SchemaBuilder:
         """Set the schema documentation."""
-        self._check_can_set("doc", self._doc)
+        self._check_can_set("doc", self._doc, doc)
         self._doc = doc
         return self
 

@@ -81,7 +81,8 @@ class Decimal:
                         f"Decimal value {value} has mismatching scale for given Decimal schema "
                         f"(scale {scale}) and cannot be rescaled without losing digits"
                     ) from exc
-        unscaled = int(value.scaleb(scale))
+        sign, digits, _ = value.as_tuple()
+        unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
         length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
         return unscaled.to_bytes(length, "big", signed=True)
 
@@ -89,8 +90,11 @@ class Decimal:
     def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
         """Decode unscaled bytes into a decimal at the schema's scale."""
         scale = Decimal.scale(schema)
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise DataException(f"Invalid Decimal encoding: {value!r} is not bytes")
         unscaled = int.from_bytes(bytes(value), "big", signed=True)
-        return _decimal.Decimal(unscaled).scaleb(-scale)
+        # Built from text, so exact whatever the number of digits (no context rounding).
+        return _decimal.Decimal(f"{unscaled}E{-scale}")
 
 
 class Date:
@@ -111,7 +115,8 @@ class Date:
         if isinstance(value, _dt.datetime):
             if value.time() != _dt.time(0):
                 raise DataException(
-                    "Kafka Connect Date type should not have any time fields set to non-zero values."
+                    "Kafka Connect Date type should not have any time fields set to non-zero "
+                    "values."
                 )
             value = value.date()
         if not isinstance(value, _dt.date):
@@ -156,7 +161,7 @@ class Time:
         ms = int(value)
         if not 0 <= ms < _MS_PER_DAY:
             raise DataException(
-                "Kafka Connect Time type should not have any date fields set to non-zero values."
+                "Time values must use number of milliseconds greater than 0 and less than 86400000"
             )
         seconds, millis = divmod(ms, 1000)
         minutes, second = divmod(seconds, 60)

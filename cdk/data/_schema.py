@@ -1,4 +1,4 @@
-"""Connect schemas: :class:`SchemaType`, the immutable :class:`Schema`, :class:`Field`, validation."""
+"""Connect schemas: :class:`SchemaType`, the immutable :class:`Schema`, :class:`Field`."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ class Schema:
 
     def __init__(
         self,
-        type: SchemaType,  # noqa: A002 - the Kafka attribute name
+        type: SchemaType,
         optional: bool = False,
         default_value: Any = None,
         name: str | None = None,
@@ -170,15 +170,19 @@ class Schema:
     @property
     def key_schema(self) -> Schema:
         """The key schema of a MAP schema."""
-        if self.type is not SchemaType.MAP or self._key_schema is None:
+        if self.type is not SchemaType.MAP:
             raise DataException("Cannot look up key schema on non-map type")
+        if self._key_schema is None:
+            raise DataException("No schema defined for the keys of this MAP schema")
         return self._key_schema
 
     @property
     def value_schema(self) -> Schema:
         """The element schema of an ARRAY, or the value schema of a MAP."""
-        if self.type not in (SchemaType.MAP, SchemaType.ARRAY) or self._value_schema is None:
+        if self.type not in (SchemaType.MAP, SchemaType.ARRAY):
             raise DataException("Cannot look up value schema on non-array and non-map type")
+        if self._value_schema is None:
+            raise DataException(f"No schema defined for the values of this {self.type} schema")
         return self._value_schema
 
     def validate_value(self, value: Any) -> None:
@@ -239,7 +243,9 @@ _LOGICAL_CLASSES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _type_error(schema: Schema, value: Any, field: str | None, detail: str | None = None) -> None:
+def _type_error(
+    schema: Schema, value: Any, location: str, field: str | None, detail: str = ""
+) -> None:
     named = f' "{schema.name}"' if schema.name is not None else ""
     text = (
         f"Invalid Python object for schema{named} with type {schema.type.name}: "
@@ -247,8 +253,7 @@ def _type_error(schema: Schema, value: Any, field: str | None, detail: str | Non
     )
     if detail:
         text += f" ({detail})"
-    if field is not None:
-        text += f' for field: "{field}"'
+    text += f" for {location}"
     raise DataException(text, field=field)
 
 
@@ -257,17 +262,26 @@ def validate_value(schema: Schema, value: Any, field: str | None = None) -> None
 
     Python value types: ``int`` for INT8..INT64 (range-checked), ``float`` (or ``int``) for
     FLOAT32/FLOAT64, ``bool``, ``str``, ``bytes``/``bytearray``/``memoryview`` for BYTES, ``list``
-    for ARRAY, ``dict`` for MAP, :class:`~cdk.data.Struct` for STRUCT; logical types take
-    ``decimal.Decimal``, ``datetime.date``, ``datetime.time`` and ``datetime.datetime``.
+    (or ``tuple``) for ARRAY, a mapping for MAP, :class:`~cdk.data.Struct` for STRUCT; logical
+    types take ``decimal.Decimal``, ``datetime.date`` (not a ``datetime``), ``datetime.time`` and
+    ``datetime.datetime``.
+
+    Error texts follow Kafka's, locating the problem as ``field: "name"`` (when ``field`` is given)
+    or ``value``, and ``element of array ...``/``key of map ...``/``value of map ...`` inside
+    containers.
 
     Raises:
         DataException: naming the field (when given) and what is wrong.
     """
+    _validate(schema, value, "value" if field is None else f'field: "{field}"', field)
+
+
+def _validate(schema: Schema, value: Any, location: str, field: str | None) -> None:
     if value is None:
         if not schema.optional:
-            where = f'field: "{field}"' if field is not None else "field: null"
             raise DataException(
-                f"Invalid value: null used for required {where}, schema type: {schema.type.name}",
+                f"Invalid value: null used for required {location}, "
+                f"schema type: {schema.type.name}",
                 field=field,
             )
         return
@@ -276,50 +290,60 @@ def validate_value(schema: Schema, value: Any, field: str | None = None) -> None
         expected = _LOGICAL_CLASSES.get(schema.name)
         if expected is not None:
             if not isinstance(value, expected):
-                _type_error(schema, value, field)
+                _type_error(schema, value, location, field)
             if expected[0] is _dt.date and isinstance(value, _dt.datetime):
-                _type_error(schema, value, field, "a Date value must be a datetime.date")
+                _type_error(schema, value, location, field, "a Date value must be a datetime.date")
             return
     if stype in _INT_RANGES:
         if not isinstance(value, int) or isinstance(value, bool):
-            _type_error(schema, value, field)
+            _type_error(schema, value, location, field)
         lo, hi = _INT_RANGES[stype]
         if not lo <= value <= hi:
-            _type_error(schema, value, field, f"{value} is out of range [{lo}, {hi}]")
+            _type_error(schema, value, location, field, f"{value} is out of range [{lo}, {hi}]")
     elif stype is SchemaType.STRING:
         if not isinstance(value, str):
-            _type_error(schema, value, field)
+            _type_error(schema, value, location, field)
     elif stype is SchemaType.BOOLEAN:
         if not isinstance(value, bool):
-            _type_error(schema, value, field)
+            _type_error(schema, value, location, field)
     elif stype is SchemaType.FLOAT64 or stype is SchemaType.FLOAT32:
         if not isinstance(value, (float, int)) or isinstance(value, bool):
-            _type_error(schema, value, field)
+            _type_error(schema, value, location, field)
     elif stype is SchemaType.BYTES:
         if not isinstance(value, (bytes, bytearray, memoryview)):
-            _type_error(schema, value, field)
+            _type_error(schema, value, location, field)
     elif stype is SchemaType.STRUCT:
         from cdk.data._struct import Struct
 
         if not isinstance(value, Struct):
-            _type_error(schema, value, field)
+            _type_error(schema, value, location, field)
         struct: Struct = value
         if struct.schema != schema:
             raise DataException("Struct schemas do not match.", field=field)
         struct.validate()
     elif stype is SchemaType.ARRAY:
         if not isinstance(value, (list, tuple)):
-            _type_error(schema, value, field)
-        element = schema.value_schema
+            _type_error(schema, value, location, field)
+        entry_location = f"element of array {location}"
+        element = _require_schema(schema._value_schema, entry_location, field)
         for item in value:
-            validate_value(element, item, field)
+            _validate(element, item, entry_location, field)
     elif stype is SchemaType.MAP:
         if not isinstance(value, Mapping):
-            _type_error(schema, value, field)
-        kschema, vschema = schema.key_schema, schema.value_schema
+            _type_error(schema, value, location, field)
+        key_location = f"key of map {location}"
+        value_location = f"value of map {location}"
+        kschema = _require_schema(schema._key_schema, key_location, field)
+        vschema = _require_schema(schema._value_schema, value_location, field)
         for k, v in value.items():
-            validate_value(kschema, k, field)
-            validate_value(vschema, v, field)
+            _validate(kschema, k, key_location, field)
+            _validate(vschema, v, value_location, field)
+
+
+def _require_schema(schema: Schema | None, location: str, field: str | None) -> Schema:
+    if schema is None:
+        raise DataException(f"No schema defined for {location}", field=field)
+    return schema
 
 
 def _predefined(stype: SchemaType, optional: bool) -> Schema:

@@ -129,7 +129,7 @@ class Struct:
 
     def validate(self) -> None:
         """Check every field: non-``None`` unless optional or defaulted, and of the right type."""
-        for f, value in zip(self.schema.fields, self._values):
+        for f, value in zip(self.schema.fields, self._values, strict=True):
             if value is None and f.schema.default_value is not None:
                 continue
             validate_value(f.schema, value, f.name)
@@ -155,7 +155,7 @@ class Struct:
     def __repr__(self) -> str:
         parts = [
             f"{f.name}={_java_str(v)}"
-            for f, v in zip(self.schema.fields, self._values)
+            for f, v in zip(self.schema.fields, self._values, strict=True)
             if v is not None
         ]
         return "Struct{" + ",".join(parts) + "}"

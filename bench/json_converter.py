@@ -1,0 +1,137 @@
+"""JsonConverter throughput against raw json/orjson encoding of the equivalent dict.
+
+Run with ``make bench`` (or ``.venv/bin/python bench/json_converter.py [--seconds S]``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import decimal
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cdk.converters import JsonConverter
+from cdk.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover
+    orjson = None  # type: ignore[assignment]
+
+
+def build_record() -> tuple[Schema, Struct]:
+    """A 20-field struct: strings, ints, floats, booleans, a timestamp and a decimal."""
+    builder = SchemaBuilder.struct().name("bench.Order")
+    fields: list[tuple[str, Schema, Any]] = [
+        ("id", Schema.INT64_SCHEMA, 1234567890123),
+        ("customer", Schema.STRING_SCHEMA, "ACME Corporation"),
+        ("email", Schema.OPTIONAL_STRING_SCHEMA, "buyer@example.com"),
+        ("country", Schema.STRING_SCHEMA, "NL"),
+        ("city", Schema.OPTIONAL_STRING_SCHEMA, None),
+        ("quantity", Schema.INT32_SCHEMA, 42),
+        ("line", Schema.INT16_SCHEMA, 3),
+        ("flags", Schema.INT8_SCHEMA, 7),
+        ("warehouse", Schema.INT32_SCHEMA, 17),
+        ("price", Schema.FLOAT64_SCHEMA, 19.99),
+        ("discount", Schema.FLOAT64_SCHEMA, 0.15),
+        ("weight", Schema.FLOAT32_SCHEMA, 2.5),
+        ("tax", Schema.OPTIONAL_FLOAT64_SCHEMA, 3.7981),
+        ("paid", Schema.BOOLEAN_SCHEMA, True),
+        ("shipped", Schema.BOOLEAN_SCHEMA, False),
+        ("gift", Schema.OPTIONAL_BOOLEAN_SCHEMA, None),
+        ("status", Schema.STRING_SCHEMA, "CONFIRMED"),
+        ("note", Schema.OPTIONAL_STRING_SCHEMA, "leave at the door, ring twice"),
+        ("created", Timestamp.SCHEMA, dt.datetime(2024, 5, 17, 12, 30, 5, 123000, dt.timezone.utc)),
+        ("total", Decimal.schema(2), decimal.Decimal("839.58")),
+    ]
+    for name, schema, _ in fields:
+        builder.field(name, schema)
+    schema = builder.build()
+    struct = Struct(schema)
+    for name, _, value in fields:
+        struct.put(name, value)
+    return schema, struct
+
+
+def plain_dict(struct: Struct) -> dict[str, Any]:
+    """The equivalent JSON-ready dict (what a hand-written producer would serialize)."""
+    out = {}
+    for f in struct.schema.fields:
+        value = struct.get(f)
+        if isinstance(value, dt.datetime):
+            value = Timestamp.from_logical(f.schema, value)
+        elif isinstance(value, decimal.Decimal):
+            value = "AUZS"  # base64 of the unscaled bytes, as the converter writes it
+        out[f.name] = value
+    return out
+
+
+def rate(fn: Callable[[], Any], seconds: float) -> float:
+    """Calls per second of ``fn`` over about ``seconds``."""
+    batch = 1000
+    for _ in range(200):
+        fn()
+    calls = 0
+    start = time.perf_counter()
+    while True:
+        for _ in range(batch):
+            fn()
+        calls += batch
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return calls / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    args = parser.parse_args()
+    schema, struct = build_record()
+    converter = JsonConverter()
+    converter.configure({}, is_key=False)
+    data = converter.from_connect_data("t", schema, struct)
+    assert converter.to_connect_data("t", data).value == struct
+    body = plain_dict(struct)
+    raw = json.dumps(body, separators=(",", ":")).encode()
+
+    rows: list[tuple[str, float]] = []
+    s = args.seconds
+    rows.append(("json.dumps(dict)", rate(lambda: json.dumps(body, separators=(",", ":")), s)))
+    if orjson is not None:
+        rows.append(("orjson.dumps(dict)", rate(lambda: orjson.dumps(body), s)))
+    rows.append(
+        ("from_connect_data", rate(lambda: converter.from_connect_data("t", schema, struct), s))
+    )
+    rows.append(("json.loads(bytes)", rate(lambda: json.loads(raw), s)))
+    if orjson is not None:
+        rows.append(("orjson.loads(bytes)", rate(lambda: orjson.loads(raw), s)))
+    rows.append(("to_connect_data", rate(lambda: converter.to_connect_data("t", data), s)))
+    JsonConverter.use_orjson = False
+    rows.append(("to_connect_data (stdlib)", rate(lambda: converter.to_connect_data("t", data), s)))
+    JsonConverter.use_orjson = True
+
+    by_name = dict(rows)
+    print(f"JsonConverter, 20-field struct, envelope {len(data)} bytes, payload ~{len(raw)} bytes")
+    print(f"{'operation':<28}{'records/s':>12}{'us/record':>11}")
+    for name, r in rows:
+        print(f"{name:<28}{r:>12,.0f}{1e6 / r:>11.2f}")
+    print()
+    print("cost ratio (converter time / raw time; lower is better, target <= 3):")
+    pairs = [
+        ("from_connect_data", "json.dumps(dict)"),
+        ("to_connect_data (stdlib)", "json.loads(bytes)"),
+    ]
+    if orjson is not None:
+        pairs += [
+            ("from_connect_data", "orjson.dumps(dict)"),
+            ("to_connect_data", "orjson.loads(bytes)"),
+        ]
+    for conv, raw_name in pairs:
+        print(f"  {conv:<26} vs {raw_name:<20} {by_name[raw_name] / by_name[conv]:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,369 @@
+"""Hypothesis strategies for Connect schemas and values that conform to them.
+
+The kit's own property tests and the certification suites (SCH checks) share these::
+
+    from hypothesis import given
+    from harness.strategies import schema_and_value, schemas, values_for
+
+    @given(schema_and_value())
+    def test_round_trip(sv):
+        data = converter.from_connect_data("t", sv.schema, sv.value)
+        assert converter.to_connect_data("t", data) == sv
+
+What is generated:
+
+* :func:`schemas` -- any Connect :class:`~cdk.data.Schema`: the nine primitive types, optional or
+  required, sometimes with a name (``com.example.*``), version, doc and string parameters, a
+  default value (never on STRUCT schemas), the logical types Decimal/Date/Time/Timestamp, and up to
+  ``max_depth`` levels of ARRAY, MAP (required, primitive key schemas) and STRUCT (1..5 fields with
+  unique identifier names ``[a-z_][a-z0-9_]*``). Schema names are unique within one generated
+  schema, so Avro's "one definition per full name" rule always holds.
+* :func:`values_for` -- a value valid for a schema (``validate_value`` passes): Python types as
+  documented in :func:`cdk.data.validate_value`; ``None`` sometimes for optional schemas; floats
+  without NaN/infinities unless asked; FLOAT32 values exactly representable in 32 bits;
+  Time/Timestamp at millisecond precision (Timestamp as an aware UTC ``datetime``); Decimal values
+  at the schema's scale.
+* :func:`schema_and_value` -- both at once, as a :class:`~cdk.data.SchemaAndValue`.
+
+The signatures are stable API: add keyword parameters with defaults, never change existing ones.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from hypothesis import strategies as st
+
+from cdk.data import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaAndValue,
+    SchemaBuilder,
+    SchemaType,
+    Struct,
+    Time,
+    Timestamp,
+)
+
+__all__ = [
+    "PRIMITIVE_TYPES",
+    "LOGICAL_KINDS",
+    "field_names",
+    "primitive_schemas",
+    "schemas",
+    "struct_schemas",
+    "values_for",
+    "schema_and_value",
+]
+
+T = TypeVar("T")
+Draw = Callable[[st.SearchStrategy[T]], T]
+
+PRIMITIVE_TYPES: tuple[SchemaType, ...] = tuple(t for t in SchemaType if t.is_primitive)
+"""The nine primitive schema types."""
+
+LOGICAL_KINDS: tuple[str, ...] = ("decimal", "date", "time", "timestamp")
+"""The logical types :func:`schemas` can generate."""
+
+_UTC = _dt.timezone.utc
+_IDENT = r"[a-z_][a-z0-9_]{0,7}"
+_MAX_UNSCALED = 10**24
+
+
+def field_names() -> st.SearchStrategy[str]:
+    """Field names valid everywhere (Connect, JSON, Avro): ``[a-z_][a-z0-9_]{0,7}``."""
+    return st.from_regex(_IDENT, fullmatch=True)
+
+
+@dataclass
+class _Ctx:
+    """Per-draw state: switches and a counter that keeps schema names unique."""
+
+    max_depth: int
+    optional: bool
+    defaults: bool
+    logical: bool
+    metadata: bool
+    names_used: int = 0
+    kinds: list[str] = field(default_factory=list)
+
+    def next_name(self) -> str:
+        self.names_used += 1
+        return f"com.example.N{self.names_used}"
+
+
+def _add_metadata(draw: Draw[Any], builder: SchemaBuilder, ctx: _Ctx, *, named: bool) -> None:
+    if not ctx.metadata:
+        return
+    if named and draw(st.booleans()):
+        builder.name(ctx.next_name())
+    if draw(st.integers(0, 3)) == 0:
+        builder.version(draw(st.integers(1, 1000)))
+    if draw(st.integers(0, 3)) == 0:
+        builder.doc(draw(st.text(max_size=12)))
+    if draw(st.integers(0, 4)) == 0:
+        builder.parameters(
+            draw(
+                st.dictionaries(
+                    st.from_regex(r"p_[a-z0-9]{1,5}", fullmatch=True),
+                    st.text(max_size=8),
+                    max_size=2,
+                )
+            )
+        )
+
+
+def _primitive(draw: Draw[Any], ctx: _Ctx, *, key: bool = False) -> SchemaBuilder:
+    kinds: list[Any] = list(PRIMITIVE_TYPES)
+    if ctx.logical:
+        kinds += list(LOGICAL_KINDS)
+    kind = draw(st.sampled_from(kinds))
+    if kind == "decimal":
+        builder = Decimal.builder(draw(st.integers(-2, 8)))
+    elif kind == "date":
+        builder = Date.builder()
+    elif kind == "time":
+        builder = Time.builder()
+    elif kind == "timestamp":
+        builder = Timestamp.builder()
+    else:
+        builder = SchemaBuilder(kind)
+        _add_metadata(draw, builder, ctx, named=not key)
+    return builder
+
+
+def _finish(draw: Draw[Any], builder: SchemaBuilder, ctx: _Ctx, *, allow_default: bool) -> Schema:
+    if ctx.optional and draw(st.booleans()):
+        builder.optional()
+    if allow_default and ctx.defaults and draw(st.integers(0, 3)) == 0:
+        plain = builder.build()
+        required = _as_required(plain)
+        builder.default_value(draw(values_for(required)))
+    return builder.build()
+
+
+def _as_required(schema: Schema) -> Schema:
+    if not schema.optional:
+        return schema
+    return Schema(
+        schema.type,
+        optional=False,
+        name=schema.name,
+        version=schema.version,
+        doc=schema.doc,
+        parameters=schema.parameters,
+        fields=schema.fields if schema.type is SchemaType.STRUCT else None,
+        key_schema=schema.key_schema if schema.type is SchemaType.MAP else None,
+        value_schema=schema.value_schema
+        if schema.type in (SchemaType.MAP, SchemaType.ARRAY)
+        else None,
+    )
+
+
+def _schema(draw: Draw[Any], depth: int, ctx: _Ctx, *, force_struct: bool = False) -> Schema:
+    containers = ["array", "map", "struct"] if depth < ctx.max_depth else []
+    if force_struct:
+        kind = "struct"
+    elif containers:
+        kind = draw(st.sampled_from(["primitive", "primitive", *containers]))
+    else:
+        kind = "primitive"
+    if kind == "primitive":
+        return _finish(draw, _primitive(draw, ctx), ctx, allow_default=True)
+    if kind == "array":
+        builder = SchemaBuilder.array(_schema(draw, depth + 1, ctx))
+        _add_metadata(draw, builder, ctx, named=True)
+        return _finish(draw, builder, ctx, allow_default=True)
+    if kind == "map":
+        key_schema = _primitive(draw, ctx, key=True).build()
+        builder = SchemaBuilder.map(key_schema, _schema(draw, depth + 1, ctx))
+        _add_metadata(draw, builder, ctx, named=True)
+        return _finish(draw, builder, ctx, allow_default=True)
+    builder = SchemaBuilder.struct()
+    if ctx.metadata and draw(st.booleans()):
+        builder.name(ctx.next_name())
+    names = draw(st.lists(field_names(), min_size=1, max_size=5, unique=True))
+    for name in names:
+        builder.field(name, _schema(draw, depth + 1, ctx))
+    if ctx.metadata:
+        if draw(st.integers(0, 3)) == 0:
+            builder.version(draw(st.integers(1, 1000)))
+        if draw(st.integers(0, 3)) == 0:
+            builder.doc(draw(st.text(max_size=12)))
+    return _finish(draw, builder, ctx, allow_default=False)
+
+
+@st.composite
+def schemas(
+    draw: Draw[Any],
+    max_depth: int = 2,
+    *,
+    optional: bool = True,
+    defaults: bool = True,
+    logical: bool = True,
+    metadata: bool = True,
+) -> Schema:
+    """Any Connect schema, nesting ARRAY/MAP/STRUCT up to ``max_depth`` levels.
+
+    Args:
+        draw: supplied by hypothesis.
+        max_depth: how many container levels may nest (0 = primitives and logical types only).
+        optional: whether schemas may be optional.
+        defaults: whether non-struct schemas may carry a default value.
+        logical: whether Decimal/Date/Time/Timestamp may appear.
+        metadata: whether names, versions, docs and parameters may appear.
+    """
+    ctx = _Ctx(max_depth, optional, defaults, logical, metadata)
+    return _schema(draw, 0, ctx)
+
+
+@st.composite
+def struct_schemas(
+    draw: Draw[Any],
+    max_depth: int = 2,
+    *,
+    optional: bool = False,
+    defaults: bool = True,
+    logical: bool = True,
+    metadata: bool = True,
+) -> Schema:
+    """A STRUCT schema (required unless ``optional``) whose fields nest up to ``max_depth``.
+
+    Args:
+        draw: supplied by hypothesis.
+        max_depth: container levels including the top-level struct (at least 1).
+        optional: whether the top-level struct itself may be optional (fields always may be).
+        defaults: whether non-struct schemas may carry a default value.
+        logical: whether Decimal/Date/Time/Timestamp may appear.
+        metadata: whether names, versions, docs and parameters may appear.
+    """
+    ctx = _Ctx(max(max_depth, 1), True, defaults, logical, metadata)
+    schema = _schema(draw, 0, ctx, force_struct=True)
+    if schema.optional and not optional:
+        schema = _as_required(schema)
+    return schema
+
+
+def primitive_schemas(*, optional: bool = True, logical: bool = True) -> st.SearchStrategy[Schema]:
+    """Primitive (and, if ``logical``, logical-type) schemas, with no names or defaults."""
+    return schemas(0, optional=optional, defaults=False, logical=logical, metadata=False)
+
+
+# -- values ----------------------------------------------------------------------------------------
+def _decimals(scale: int) -> st.SearchStrategy[_decimal.Decimal]:
+    def make(unscaled: int) -> _decimal.Decimal:
+        return _decimal.Decimal(unscaled).scaleb(-scale, _decimal.Context(prec=60))
+
+    return st.integers(-_MAX_UNSCALED, _MAX_UNSCALED).map(make)
+
+
+_TIMES = st.builds(
+    _dt.time,
+    st.integers(0, 23),
+    st.integers(0, 59),
+    st.integers(0, 59),
+    st.integers(0, 999).map(lambda ms: ms * 1000),
+)
+_TIMESTAMPS = st.datetimes(
+    min_value=_dt.datetime(1, 1, 2), max_value=_dt.datetime(9999, 12, 30)
+).map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000, tzinfo=_UTC))
+
+
+def _non_null(schema: Schema, allow_nan: bool, allow_infinity: bool) -> st.SearchStrategy[Any]:
+    name = schema.name
+    if name == Decimal.LOGICAL_NAME:
+        return _decimals(Decimal.scale(schema))
+    if name == Date.LOGICAL_NAME:
+        return st.dates()
+    if name == Time.LOGICAL_NAME:
+        return _TIMES
+    if name == Timestamp.LOGICAL_NAME:
+        return _TIMESTAMPS
+    stype = schema.type
+    if stype is SchemaType.INT8:
+        return st.integers(-(2**7), 2**7 - 1)
+    if stype is SchemaType.INT16:
+        return st.integers(-(2**15), 2**15 - 1)
+    if stype is SchemaType.INT32:
+        return st.integers(-(2**31), 2**31 - 1)
+    if stype is SchemaType.INT64:
+        return st.integers(-(2**63), 2**63 - 1)
+    if stype is SchemaType.FLOAT32:
+        return st.floats(width=32, allow_nan=allow_nan, allow_infinity=allow_infinity)
+    if stype is SchemaType.FLOAT64:
+        return st.floats(allow_nan=allow_nan, allow_infinity=allow_infinity)
+    if stype is SchemaType.BOOLEAN:
+        return st.booleans()
+    if stype is SchemaType.STRING:
+        return st.text(max_size=20)
+    if stype is SchemaType.BYTES:
+        return st.binary(max_size=20)
+    if stype is SchemaType.ARRAY:
+        return st.lists(values_for(schema.value_schema, allow_nan, allow_infinity), max_size=4)
+    if stype is SchemaType.MAP:
+        return st.dictionaries(
+            _non_null(schema.key_schema, False, False),
+            values_for(schema.value_schema, allow_nan, allow_infinity),
+            max_size=4,
+        )
+    return _structs(schema, allow_nan, allow_infinity)
+
+
+@st.composite
+def _structs(draw: Draw[Any], schema: Schema, allow_nan: bool, allow_infinity: bool) -> Struct:
+    struct = Struct(schema)
+    for f in schema.fields:
+        struct.put(f, draw(values_for(f.schema, allow_nan, allow_infinity)))
+    return struct
+
+
+def values_for(
+    schema: Schema, allow_nan: bool = False, allow_infinity: bool = False
+) -> st.SearchStrategy[Any]:
+    """Values valid for ``schema``; ``None`` sometimes when the schema is optional.
+
+    Args:
+        schema: the schema the values must conform to.
+        allow_nan: whether FLOAT32/FLOAT64 values may be NaN.
+        allow_infinity: whether FLOAT32/FLOAT64 values may be infinite.
+    """
+    base = _non_null(schema, allow_nan, allow_infinity)
+    if schema.optional:
+        return st.one_of(st.none(), base)
+    return base
+
+
+@st.composite
+def schema_and_value(
+    draw: Draw[Any],
+    max_depth: int = 2,
+    *,
+    optional: bool = True,
+    defaults: bool = True,
+    logical: bool = True,
+    metadata: bool = True,
+    allow_nan: bool = False,
+    allow_infinity: bool = False,
+) -> SchemaAndValue:
+    """A schema from :func:`schemas` and a value from :func:`values_for` it.
+
+    Args:
+        draw: supplied by hypothesis.
+        max_depth: see :func:`schemas`.
+        optional: see :func:`schemas`.
+        defaults: see :func:`schemas`.
+        logical: see :func:`schemas`.
+        metadata: see :func:`schemas`.
+        allow_nan: see :func:`values_for`.
+        allow_infinity: see :func:`values_for`.
+    """
+    schema = draw(
+        schemas(max_depth, optional=optional, defaults=defaults, logical=logical, metadata=metadata)
+    )
+    value = draw(values_for(schema, allow_nan, allow_infinity))
+    return SchemaAndValue(schema, value)

@@ -1,0 +1,62 @@
+"""The code examples in README.md and the user guide run as written."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _markdown_blocks(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def _rst_blocks(path: Path) -> list[str]:
+    blocks: list[str] = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() == ".. code-block:: python":
+            i += 1
+            body: list[str] = []
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith("   ")):
+                body.append(lines[i])
+                i += 1
+            blocks.append(textwrap.dedent("\n".join(body)))
+        else:
+            i += 1
+    return blocks
+
+
+def _examples() -> list[tuple[str, str]]:
+    found = [(f"README.md#{n}", b) for n, b in enumerate(_markdown_blocks(ROOT / "README.md"))]
+    for guide in sorted((ROOT / "docs").rglob("*.rst")):
+        rel = guide.relative_to(ROOT)
+        found += [(f"{rel}#{n}", b) for n, b in enumerate(_rst_blocks(guide))]
+    return found
+
+
+EXAMPLES = _examples()
+
+
+def test_there_are_examples() -> None:
+    assert len(EXAMPLES) >= 5
+
+
+@pytest.mark.parametrize(("where", "code"), EXAMPLES, ids=[w for w, _ in EXAMPLES])
+def test_example_runs(where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, where, "exec"), {"__name__": "__docs__"})
+
+
+def test_guide_pages_in_the_toctree_exist() -> None:
+    index = (ROOT / "docs" / "index.rst").read_text(encoding="utf-8")
+    entries = re.findall(r"^   (\S+)$", index, flags=re.M)
+    assert entries
+    for entry in entries:
+        assert (ROOT / "docs" / f"{entry}.rst").is_file(), entry
