@@ -1,9 +1,10 @@
 """Kafka class names accepted in configs, mapped to the kit's implementations.
 
 Existing Kafka Connect properties files name plugins by Java class
-(``org.apache.kafka.connect.transforms.InsertField$Value``) or by simple name (``InsertField$Value``,
-``JsonConverter``). :func:`cdk.config.load_class` consults this table before importing, so those
-files run unchanged. Values are ``module:qualname`` import paths, resolved lazily.
+(``org.apache.kafka.connect.transforms.InsertField$Value``) or by simple name
+(``InsertField$Value``, ``JsonConverter``). :func:`cdk.config.load_class` consults this table
+before importing, so those files run unchanged. Values are ``module:qualname`` import paths,
+resolved lazily.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ _KEY_VALUE_SMTS = (
     "SetSchemaMetadata",
     "TimestampConverter",
 )
-_PLAIN_SMTS = ("DropHeaders", "Filter", "InsertHeader", "RegexRouter", "TimestampRouter", "ValueToKey")
+_PLAIN_SMTS = (
+    "DropHeaders",
+    "Filter",
+    "InsertHeader",
+    "RegexRouter",
+    "TimestampRouter",
+    "ValueToKey",
+)
 _PREDICATES = ("HasHeaderKey", "RecordIsTombstone", "TopicNameMatches")
 _CONVERTERS = {
     "org.apache.kafka.connect.json.JsonConverter": "JsonConverter",

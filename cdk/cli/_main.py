@@ -13,7 +13,9 @@ __all__ = ["cli", "main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, "-V", "--version", prog_name="cdk", message="%(prog)s %(version)s")
+@click.version_option(
+    __version__, "-V", "--version", prog_name="cdk", message="%(prog)s %(version)s"
+)
 def cli() -> None:
     """connect-cdk: build, run and certify Kafka Connect-style connectors in Python."""
 

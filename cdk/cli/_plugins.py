@@ -87,7 +87,7 @@ def docs(plugin: str, fmt: str, output: Path | None) -> None:
         raise click.BadParameter(str(exc), param_hint="PLUGIN") from exc
     try:
         config_def = cls().config()
-    except Exception as exc:  # noqa: BLE001 - a plugin's own failure, reported with its name
+    except Exception as exc:
         raise click.ClickException(
             f"{plugin}: could not get its ConfigDef ({type(exc).__name__}: {exc})"
         ) from exc

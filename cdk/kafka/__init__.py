@@ -1,1 +1,1 @@
-"""Thin factories over confluent-kafka: producers, consumers and admin clients, and broker providers."""
+"""Thin factories over confluent-kafka: producers, consumers, admin clients, broker providers."""

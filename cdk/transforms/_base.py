@@ -43,7 +43,7 @@ V = TypeVar("V")
 class Transformation(abc.ABC, Generic[R]):
     """A single message transformation (SMT): record in, record (or ``None`` to drop it) out."""
 
-    def configure(self, configs: Mapping[str, Any]) -> None:  # noqa: B027
+    def configure(self, configs: Mapping[str, Any]) -> None:
         """Configure from the ``transforms.<alias>.`` settings (prefix stripped)."""
 
     @abc.abstractmethod
@@ -56,14 +56,14 @@ class Transformation(abc.ABC, Generic[R]):
 
         return ConfigDef()
 
-    def close(self) -> None:  # noqa: B027
+    def close(self) -> None:
         """Release resources."""
 
 
 class Predicate(abc.ABC, Generic[R]):
     """A condition that decides whether a transformation applies to a record."""
 
-    def configure(self, configs: Mapping[str, Any]) -> None:  # noqa: B027
+    def configure(self, configs: Mapping[str, Any]) -> None:
         """Configure from the ``predicates.<alias>.`` settings (prefix stripped)."""
 
     @abc.abstractmethod
@@ -76,7 +76,7 @@ class Predicate(abc.ABC, Generic[R]):
 
         return ConfigDef()
 
-    def close(self) -> None:  # noqa: B027
+    def close(self) -> None:
         """Release resources."""
 
 
@@ -99,26 +99,26 @@ class KeyOrValue(abc.ABC):
 class KeyMixin(KeyOrValue):
     """Works on the record key."""
 
-    def operating_schema(self, record: ConnectRecord) -> Schema | None:  # noqa: D102
+    def operating_schema(self, record: ConnectRecord) -> Schema | None:
         return record.key_schema
 
-    def operating_value(self, record: ConnectRecord) -> Any:  # noqa: D102
+    def operating_value(self, record: ConnectRecord) -> Any:
         return record.key
 
-    def new_record(self, record: R, schema: Schema | None, value: Any) -> R:  # noqa: D102
+    def new_record(self, record: R, schema: Schema | None, value: Any) -> R:
         return record.new_record(key_schema=schema, key=value)
 
 
 class ValueMixin(KeyOrValue):
     """Works on the record value."""
 
-    def operating_schema(self, record: ConnectRecord) -> Schema | None:  # noqa: D102
+    def operating_schema(self, record: ConnectRecord) -> Schema | None:
         return record.value_schema
 
-    def operating_value(self, record: ConnectRecord) -> Any:  # noqa: D102
+    def operating_value(self, record: ConnectRecord) -> Any:
         return record.value
 
-    def new_record(self, record: R, schema: Schema | None, value: Any) -> R:  # noqa: D102
+    def new_record(self, record: R, schema: Schema | None, value: Any) -> R:
         return record.new_record(value_schema=schema, value=value)
 
 

@@ -90,8 +90,7 @@ def test_numeric_not_promotable_to_non_numeric(source: Schema, target: Schema) -
     with pytest.raises(SchemaProjectorException) as info:
         project(source, object(), target)
     assert str(info.value) == (
-        f"Schema type mismatch. source type: {source.type.name} and target type: "
-        f"{target.type.name}"
+        f"Schema type mismatch. source type: {source.type.name} and target type: {target.type.name}"
     )
 
 
@@ -146,9 +145,11 @@ def test_primitive_optional_projection(
     if optional:
         builder.optional()
     target = builder.default_value(default).build()
-    assert project(source, value, target) == pytest.approx(expected) if isinstance(
-        expected, float
-    ) else project(source, value, target) == expected
+    assert (
+        project(source, value, target) == pytest.approx(expected)
+        if isinstance(expected, float)
+        else project(source, value, target) == expected
+    )
     assert project(source, None, target) == (None if optional else default)
 
 
@@ -172,7 +173,9 @@ def test_struct_add_field() -> None:
     )
     with pytest.raises(SchemaProjectorException) as info:
         project(source, source_struct, incompatible)
-    assert str(info.value) == "Required field `field2` is missing from source schema: Schema{STRUCT}"
+    assert (
+        str(info.value) == "Required field `field2` is missing from source schema: Schema{STRUCT}"
+    )
     assert info.value.field == "field2"
 
 
@@ -200,7 +203,9 @@ def test_struct_default_value() -> None:
         .build()
     )
     builder = (
-        SchemaBuilder.struct().field("field", Schema.INT32_SCHEMA).field("field2", Schema.INT32_SCHEMA)
+        SchemaBuilder.struct()
+        .field("field", Schema.INT32_SCHEMA)
+        .field("field2", Schema.INT32_SCHEMA)
     )
     default_struct = Struct(builder.build()).put("field", 12).put("field2", 345)
     builder.default_value(default_struct)
@@ -284,8 +289,7 @@ def test_decimal_scale_mismatch_is_a_parameters_error() -> None:
     with pytest.raises(SchemaProjectorException) as info:
         project(Decimal.schema(2), decimal.Decimal("1.00"), Decimal.schema(3))
     assert str(info.value) == (
-        "Schema parameters not equal. source parameters: {scale=2} and target parameters: "
-        "{scale=3}"
+        "Schema parameters not equal. source parameters: {scale=2} and target parameters: {scale=3}"
     )
 
 
@@ -329,7 +333,9 @@ def test_map_projection() -> None:
     with pytest.raises(SchemaProjectorException):
         project(source, None, no_default)
     with pytest.raises(SchemaProjectorException):
-        project(source, None, SchemaBuilder.map(Schema.BOOLEAN_SCHEMA, Schema.STRING_SCHEMA).build())
+        project(
+            source, None, SchemaBuilder.map(Schema.BOOLEAN_SCHEMA, Schema.STRING_SCHEMA).build()
+        )
 
 
 def test_maybe_compatible_messages() -> None:

@@ -293,7 +293,9 @@ def test_convert_integers() -> None:
     assert str(info.value) == (
         "Unable to convert 300 (class int) to Schema{INT8}: 300 is out of range [-128, 127]"
     )
-    with pytest.raises(DataException, match=r"Unable to convert abc \(class str\) to Schema\{INT32"):
+    with pytest.raises(
+        DataException, match=r"Unable to convert abc \(class str\) to Schema\{INT32"
+    ):
         Values.convert_to_integer(None, "abc")
     with pytest.raises(DataException, match="class bool"):
         Values.convert_to_long(None, True)
@@ -422,7 +424,9 @@ def test_infer_schema() -> None:
     assert Values.infer_schema([]) is None
     assert Values.infer_schema([None]) is None
     assert Values.infer_schema([1, "a"]) is None
-    assert Values.infer_schema([1, None]) == SchemaBuilder.array(Schema.OPTIONAL_INT64_SCHEMA).build()
+    assert (
+        Values.infer_schema([1, None]) == SchemaBuilder.array(Schema.OPTIONAL_INT64_SCHEMA).build()
+    )
     assert Values.infer_schema({"a": dt.date(2020, 1, 1)}) == (
         SchemaBuilder.map(Schema.STRING_SCHEMA, Date.SCHEMA).build()
     )
