@@ -87,7 +87,7 @@ class Decimal:
         return unscaled.to_bytes(length, "big", signed=True)
 
     @staticmethod
-    def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
+    def to_logical(schema: Schema, value: bytes | bytearray | memoryview) -> _decimal.Decimal:
         """Decode unscaled bytes into a decimal at the schema's scale."""
         scale = Decimal.scale(schema)
         if not isinstance(value, (bytes, bytearray, memoryview)):

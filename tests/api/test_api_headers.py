@@ -52,7 +52,9 @@ def test_header_validation() -> None:
 
 def test_empty() -> None:
     headers = Headers()
-    assert headers.is_empty() and len(headers) == 0 and headers.size() == 0
+    assert headers.is_empty()
+    assert len(headers) == 0
+    assert headers.size() == 0
     assert not headers
     assert headers.last_with_name("k") is None
     assert headers.all_with_name("k") == []
@@ -140,7 +142,8 @@ def test_all_and_last_with_name() -> None:
     headers = Headers().add_string("k1", "a").add_string("k2", "b").add_string("k1", "c")
     assert [h.value for h in headers.all_with_name("k1")] == ["a", "c"]
     last = headers.last_with_name("k1")
-    assert last is not None and last.value == "c"
+    assert last is not None
+    assert last.value == "c"
 
 
 def test_remove_retain_clear() -> None:
@@ -179,7 +182,8 @@ def test_duplicate_is_independent_and_iteration_is_a_snapshot() -> None:
     headers = Headers().add_int32("a", 1)
     copy = headers.duplicate()
     copy.add_int32("b", 2)
-    assert len(headers) == 1 and len(copy) == 2
+    assert len(headers) == 1
+    assert len(copy) == 2
     assert headers == Headers([Header("a", Schema.INT32_SCHEMA, 1)])
     assert headers != copy
     for header in headers:

@@ -41,12 +41,18 @@ def sink_record() -> SinkRecord:
 
 def test_source_record_attributes() -> None:
     record = source_record()
-    assert record.source_partition == PARTITION and record.source_offset == OFFSET
-    assert record.topic == "myTopic" and record.kafka_partition == 0
-    assert record.key == "key" and record.value is False and record.timestamp == 100
+    assert record.source_partition == PARTITION
+    assert record.source_offset == OFFSET
+    assert record.topic == "myTopic"
+    assert record.kafka_partition == 0
+    assert record.key == "key"
+    assert record.value is False
+    assert record.timestamp == 100
     assert record.headers.is_empty()
     minimal = SourceRecord(None, None, "t")
-    assert minimal.kafka_partition is None and minimal.value is None and minimal.timestamp is None
+    assert minimal.kafka_partition is None
+    assert minimal.value is None
+    assert minimal.timestamp is None
 
 
 def test_sink_record_attributes() -> None:
@@ -61,7 +67,8 @@ def test_create_records_with_headers() -> None:
     record = SourceRecord(PARTITION, OFFSET, "t", 0, None, None, None, None, 1, headers)
     assert record.headers is headers
     from_list = SourceRecord(PARTITION, OFFSET, "t", headers=[Header("h", None, 1)])
-    assert isinstance(from_list.headers, Headers) and len(from_list.headers) == 1
+    assert isinstance(from_list.headers, Headers)
+    assert len(from_list.headers) == 1
 
 
 def test_duplicate_record_and_clone_headers() -> None:
@@ -73,7 +80,8 @@ def test_duplicate_record_and_clone_headers() -> None:
     assert duplicate.headers == record.headers
     assert duplicate.headers is not record.headers
     duplicate.headers.add_int8("h2", 1)
-    assert len(record.headers) == 1 and len(duplicate.headers) == 2
+    assert len(record.headers) == 1
+    assert len(duplicate.headers) == 2
 
 
 def test_new_record_replaces_fields() -> None:
@@ -82,13 +90,18 @@ def test_new_record_replaces_fields() -> None:
         topic="other", value=True, value_schema=Schema.OPTIONAL_BOOLEAN_SCHEMA
     )
     assert isinstance(changed, SourceRecord)
-    assert changed.topic == "other" and changed.value is True
-    assert changed.source_offset == OFFSET and changed.key == "key" and changed.timestamp == 100
+    assert changed.topic == "other"
+    assert changed.value is True
+    assert changed.source_offset == OFFSET
+    assert changed.key == "key"
+    assert changed.timestamp == 100
     assert record.topic == "myTopic"
     sink = sink_record().new_record(kafka_partition=3, timestamp=None)
     assert isinstance(sink, SinkRecord)
-    assert sink.kafka_partition == 3 and sink.timestamp is None
-    assert sink.kafka_offset == 12 and sink.timestamp_type is TimestampType.CREATE_TIME
+    assert sink.kafka_partition == 3
+    assert sink.timestamp is None
+    assert sink.kafka_offset == 12
+    assert sink.timestamp_type is TimestampType.CREATE_TIME
 
 
 def test_new_record_with_headers() -> None:
@@ -97,7 +110,8 @@ def test_new_record_with_headers() -> None:
     changed = record.new_record(headers=new_headers)
     assert changed.headers is new_headers
     listed = record.new_record(headers=[Header("z", None, 1)])
-    assert isinstance(listed.headers, Headers) and len(listed.headers) == 1
+    assert isinstance(listed.headers, Headers)
+    assert len(listed.headers) == 1
 
 
 def test_new_record_rejects_unknown_fields() -> None:

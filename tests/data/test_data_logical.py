@@ -145,7 +145,7 @@ def test_time_round_trip_at_ms_precision(value: dt.time) -> None:
     assert Time.to_logical(Time.SCHEMA, Time.from_logical(Time.SCHEMA, value)) == value
 
 
-# -- Timestamp ---------------------------------------------------------------------------------------
+# -- Timestamp ---------------------------------------------------------------------------------
 def test_timestamp_conversions() -> None:
     assert Timestamp.from_logical(Timestamp.SCHEMA, EPOCH) == 0
     assert Timestamp.from_logical(Timestamp.SCHEMA, dt.datetime(1970, 1, 1, 0, 0, 10)) == 10000

@@ -109,9 +109,9 @@ def test_struct_builder() -> None:
 def test_struct_builder_errors() -> None:
     with pytest.raises(SchemaBuilderException, match="Cannot create fields on type INT8"):
         SchemaBuilder.int8().field("field", SchemaBuilder.int8())
-    with pytest.raises(SchemaBuilderException, match="fieldName cannot be null."):
+    with pytest.raises(SchemaBuilderException, match=r"fieldName cannot be null\."):
         SchemaBuilder.struct().field(None, Schema.INT8_SCHEMA)  # type: ignore[arg-type]
-    with pytest.raises(SchemaBuilderException, match="fieldSchema for field f cannot be null."):
+    with pytest.raises(SchemaBuilderException, match=r"fieldSchema for field f cannot be null\."):
         SchemaBuilder.struct().field("f", None)  # type: ignore[arg-type]
     with pytest.raises(
         SchemaBuilderException, match="Cannot create field because of field name duplication id"
@@ -134,14 +134,14 @@ def test_array_and_map_builders() -> None:
     ]
     with pytest.raises(SchemaBuilderException):
         SchemaBuilder.array(Schema.INT8_SCHEMA).default_value(["string"])
-    with pytest.raises(SchemaBuilderException, match="valueSchema cannot be null."):
+    with pytest.raises(SchemaBuilderException, match=r"valueSchema cannot be null\."):
         SchemaBuilder.array(None)  # type: ignore[arg-type]
     mapping = SchemaBuilder.map(Schema.INT8_SCHEMA, Schema.INT8_SCHEMA).build()
     assert mapping.key_schema == Schema.INT8_SCHEMA
     assert mapping.value_schema == Schema.INT8_SCHEMA
     with pytest.raises(SchemaBuilderException):
         SchemaBuilder.map(Schema.INT8_SCHEMA, Schema.INT8_SCHEMA).default_value({"a": 1})
-    with pytest.raises(SchemaBuilderException, match="keySchema cannot be null."):
+    with pytest.raises(SchemaBuilderException, match=r"keySchema cannot be null\."):
         SchemaBuilder.map(None, Schema.INT8_SCHEMA)  # type: ignore[arg-type]
     with pytest.raises(DataException, match="Cannot look up key schema on non-map type"):
         array.key_schema  # noqa: B018
@@ -320,7 +320,8 @@ def test_missing_element_schema_is_reported() -> None:
 def test_equality_and_hash() -> None:
     s1 = SchemaBuilder.int8().name("name").version(2).doc("doc").build()
     s2 = SchemaBuilder.int8().name("name").version(2).doc("doc").build()
-    assert s1 == s2 and hash(s1) == hash(s2)
+    assert s1 == s2
+    assert hash(s1) == hash(s2)
     assert s1 != SchemaBuilder.int8().name("name").version(3).doc("doc").build()
     assert s1 != SchemaBuilder.int8().name("other").version(2).doc("doc").build()
     assert s1 != SchemaBuilder.int8().name("name").version(2).doc("other").build()
@@ -351,7 +352,8 @@ def test_repr_and_type_names() -> None:
     assert repr(Date.SCHEMA) == "Schema{org.apache.kafka.connect.data.Date:INT32}"
     assert str(SchemaType.INT8) == "INT8"
     assert SchemaType.FLOAT64.value == "float64"
-    assert SchemaType.STRING.is_primitive and not SchemaType.STRUCT.is_primitive
+    assert SchemaType.STRING.is_primitive
+    assert not SchemaType.STRUCT.is_primitive
     assert repr(Field("a", 0, Schema.INT8_SCHEMA)) == "Field{name=a, index=0, schema=Schema{INT8}}"
 
 
@@ -361,5 +363,7 @@ def test_predefined_schemas() -> None:
             continue
         required = getattr(Schema, f"{stype.name}_SCHEMA")
         optional = getattr(Schema, f"OPTIONAL_{stype.name}_SCHEMA")
-        assert required.type is stype and not required.optional
-        assert optional.type is stype and optional.optional
+        assert required.type is stype
+        assert not required.optional
+        assert optional.type is stype
+        assert optional.optional

@@ -29,7 +29,7 @@ NESTED = (
 DEFAULT_FIELD = SchemaBuilder.int8().default_value(0).build()
 
 
-def flat(string: str = "foobar", data: bytes = b"foobar") -> Struct:
+def flat(string: str = "foobar", data: bytes | bytearray = b"foobar") -> Struct:
     return (
         Struct(FLAT)
         .put("int8", 12)
@@ -68,7 +68,8 @@ def test_complex_struct() -> None:
     assert struct.get_array("array") == [1, 2]
     assert struct.get_map("map") == {1: "string"}
     nested = struct.get_struct("nested")
-    assert nested is not None and nested.get("int8") == 12
+    assert nested is not None
+    assert nested.get("int8") == 12
     struct.validate()
     assert struct.to_dict() == {"array": [1, 2], "map": {1: "string"}, "nested": {"int8": 12}}
 
@@ -168,7 +169,8 @@ def test_equality_and_hash() -> None:
     s1 = Struct(NESTED).put("array", [1, 2]).put("map", {1: "string"})
     s2 = Struct(NESTED).put("array", [1, 2]).put("map", {1: "string"})
     s3 = Struct(NESTED).put("array", [1, 2, 3]).put("map", {2: "string"})
-    assert s1 == s2 and hash(s1) == hash(s2)
+    assert s1 == s2
+    assert hash(s1) == hash(s2)
     assert s1 != s3
     assert flat() != "struct"
 
@@ -187,11 +189,12 @@ def test_repr_is_java_like() -> None:
 def test_schema_and_value() -> None:
     sv = SchemaAndValue(Schema.INT32_SCHEMA, 5)
     schema, value = sv
-    assert schema == Schema.INT32_SCHEMA and value == 5
+    assert schema == Schema.INT32_SCHEMA
+    assert value == 5
     assert sv == SchemaAndValue(Schema.INT32_SCHEMA, 5)
     assert sv != SchemaAndValue(Schema.INT64_SCHEMA, 5)
     assert hash(SchemaAndValue(None, [1, {"a": b"x"}])) == hash(
         SchemaAndValue(None, [1, {"a": b"x"}])
     )
-    assert SchemaAndValue.NULL == SchemaAndValue(None, None)
+    assert SchemaAndValue(None, None) == SchemaAndValue.NULL
     assert repr(sv) == "SchemaAndValue{schema=Schema{INT32}, value=5}"

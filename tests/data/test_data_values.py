@@ -88,7 +88,11 @@ def test_boolean_literals_in_array_and_map() -> None:
 
 
 def test_empty_containers_have_no_element_schema() -> None:
-    for text, stype, value in [("{}", SchemaType.MAP, {}), ("[]", SchemaType.ARRAY, [])]:
+    cases: list[tuple[str, SchemaType, Any]] = [
+        ("{}", SchemaType.MAP, {}),
+        ("[]", SchemaType.ARRAY, []),
+    ]
+    for text, stype, value in cases:
         result = parse(text)
         assert result.schema is not None
         assert result.schema.type is stype
@@ -103,7 +107,8 @@ def test_null_elements() -> None:
     assert result.schema.key_schema.type is SchemaType.INT8
     assert result.value == {3: None}
     result = parse("[null]")
-    assert result.schema is not None and result.schema.type is SchemaType.ARRAY
+    assert result.schema is not None
+    assert result.schema.type is SchemaType.ARRAY
     assert result.value == [None]
     result = parse("[1, null]")
     assert result.schema == SchemaBuilder.array(Schema.OPTIONAL_INT8_SCHEMA).build()
@@ -126,7 +131,8 @@ def test_numeric_elements_widen_to_the_largest_type() -> None:
 def test_mixed_elements_have_no_common_schema() -> None:
     assert Values.convert_to_list(Schema.STRING_SCHEMA, '[1, 2, "three"]') == [1, 2, "three"]
     result = parse('[1, 2, 3, "four"]')
-    assert result.schema is not None and result.schema.type is SchemaType.ARRAY
+    assert result.schema is not None
+    assert result.schema.type is SchemaType.ARRAY
     assert result.value == [1, 2, 3, "four"]
     with pytest.raises(DataException):
         result.schema.value_schema  # noqa: B018
@@ -262,7 +268,8 @@ def test_big_integers_become_decimals_of_scale_zero() -> None:
 
 def test_huge_exponents_do_not_hang() -> None:
     result = parse("1e999999999")
-    assert result.schema is not None and result.schema.name == Decimal.LOGICAL_NAME
+    assert result.schema is not None
+    assert result.schema.name == Decimal.LOGICAL_NAME
     with pytest.raises(DataException):
         Values.convert_to_long(None, "1e999999999")
 
@@ -436,7 +443,7 @@ def test_infer_schema() -> None:
     assert Values.infer_schema(Struct(schema)) is schema
 
 
-# -- properties -------------------------------------------------------------------------------------
+# -- properties --------------------------------------------------------------------------------
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)
 ints = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 millis = st.integers(min_value=0, max_value=999).map(lambda ms: ms * 1000)
