@@ -318,7 +318,9 @@ def _validate(schema: Schema, value: Any, location: str, field: str | None) -> N
         if not isinstance(value, Struct):
             _type_error(schema, value, location, field)
         struct: Struct = value
-        if struct.schema != schema:
+        # A struct default is built against the schema before the default was set, so the
+        # struct's schema may differ from this one by its default value only.
+        if struct.schema != schema and struct.schema._key() != schema._key():
             raise DataException("Struct schemas do not match.", field=field)
         struct.validate()
     elif stype is SchemaType.ARRAY:

@@ -198,3 +198,15 @@ def test_schema_and_value() -> None:
     )
     assert SchemaAndValue(None, None) == SchemaAndValue.NULL
     assert repr(sv) == "SchemaAndValue{schema=Schema{INT32}, value=5}"
+
+
+def test_a_struct_schema_can_have_a_struct_default() -> None:
+    builder = SchemaBuilder.struct().name("Point").field("x", Schema.INT32_SCHEMA).optional()
+    default = Struct(builder.build()).put("x", 0)
+    schema = builder.default_value(default).build()
+    assert schema.default_value == default
+    outer = SchemaBuilder.struct().field("p", schema).build()
+    assert Struct(outer).get("p") == default
+    other = SchemaBuilder.struct().name("Other").field("x", Schema.INT32_SCHEMA).build()
+    with pytest.raises(DataException, match="Struct schemas do not match"):
+        Struct(outer).put("p", Struct(other).put("x", 1))
