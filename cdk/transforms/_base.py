@@ -2,20 +2,22 @@
 
 Key/value variants follow one pattern: the SMT's base class implements the logic against
 :meth:`KeyOrValue.operating_schema` / ``operating_value`` / ``new_record``, and two small subclasses
-mix in :class:`KeyMixin` or :class:`ValueMixin`; they are attached as ``Cls.Key`` / ``Cls.Value``
-after the class body, so ``InsertField.Value`` reads as Kafka's ``InsertField$Value``.
+mix in :class:`KeyMixin` or :class:`ValueMixin`; :func:`attach_variants` attaches them as
+``Cls.Key`` / ``Cls.Value`` after the class body, so ``InsertField.Value`` reads as Kafka's
+``InsertField$Value``.
 """
 
 from __future__ import annotations
 
 import abc
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cdk.api import ConnectRecord, SinkRecord
-from cdk.data import Schema, SchemaBuilder, SchemaType, Struct
-from cdk.errors import DataException
+from cdk.config.validators import Validator
+from cdk.data import Field, Schema, SchemaBuilder, SchemaType, Struct
+from cdk.errors import ConfigException, DataException
 
 if TYPE_CHECKING:
     from cdk.config import ConfigDef
@@ -23,16 +25,20 @@ if TYPE_CHECKING:
 __all__ = [
     "KeyMixin",
     "KeyOrValue",
+    "NonEmptyListValidator",
     "Predicate",
     "SchemaCache",
     "Transformation",
     "ValueMixin",
+    "attach_variants",
     "copy_schema_basics",
+    "copy_schema_metadata",
     "require_map",
     "require_schema",
     "require_sink_record",
     "require_struct",
     "require_struct_or_null",
+    "struct_get",
 ]
 
 R = TypeVar("R", bound=ConnectRecord)
@@ -122,6 +128,30 @@ class ValueMixin(KeyOrValue):
         return record.new_record(value_schema=schema, value=value)
 
 
+def attach_variants(owner: type[Any], key_cls: type[Any], value_cls: type[Any]) -> None:
+    """Attach the key/value subclasses of a key/value SMT as ``owner.Key`` / ``owner.Value``.
+
+    The subclasses are renamed (``__name__`` ``Key``/``Value``, ``__qualname__``
+    ``Owner.Key``/``Owner.Value``), so that they pickle and load by those names.
+    """
+    for attr, cls in (("Key", key_cls), ("Value", value_cls)):
+        cls.__name__ = attr
+        cls.__qualname__ = f"{owner.__qualname__}.{attr}"
+        setattr(owner, attr, cls)
+
+
+class NonEmptyListValidator(Validator):
+    """Rejects an empty list (Kafka's ``NonEmptyListValidator``)."""
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        """Raise for ``None`` or an empty list."""
+        if not value:
+            raise ConfigException(name, value, "Empty list")
+
+    def __str__(self) -> str:
+        return "non-empty list"
+
+
 # -- requirements (Kafka's Requirements) ----------------------------------------------------------
 def _class_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
@@ -180,6 +210,17 @@ def copy_schema_basics(source: Schema, builder: SchemaBuilder | None = None) -> 
             builder = SchemaBuilder.map(source.key_schema, source.value_schema)
         else:
             builder = SchemaBuilder(source.type)
+    copy_schema_metadata(source, builder)
+    if source.optional:
+        builder.optional()
+    return builder
+
+
+def copy_schema_metadata(source: Schema, builder: SchemaBuilder) -> SchemaBuilder:
+    """Copy the name, version, doc and parameters of ``source`` (Kafka's ``copySchemaBasics``).
+
+    Unlike :func:`copy_schema_basics`, optionality is not copied. Returns ``builder``.
+    """
     if source.name is not None:
         builder.name(source.name)
     if source.version is not None:
@@ -188,9 +229,15 @@ def copy_schema_basics(source: Schema, builder: SchemaBuilder | None = None) -> 
         builder.doc(source.doc)
     if source.parameters:
         builder.parameters(source.parameters)
-    if source.optional:
-        builder.optional()
     return builder
+
+
+def struct_get(struct: Struct, field: Field | str, with_default: bool) -> Any:
+    """A field's value, read as its schema's default when null if ``with_default``.
+
+    This is how SMTs honour ``replace.null.with.default``.
+    """
+    return struct.get(field) if with_default else struct.get_without_default(field)
 
 
 class SchemaCache(Generic[K, V]):
@@ -205,6 +252,14 @@ class SchemaCache(Generic[K, V]):
         value = self._data.get(key)
         if value is not None:
             self._data.move_to_end(key)
+        return value
+
+    def get_or_compute(self, key: K, compute: Callable[[K], V]) -> V:
+        """The cached value, or ``compute(key)``, cached."""
+        value = self.get(key)
+        if value is None:
+            value = compute(key)
+            self.put(key, value)
         return value
 
     def put(self, key: K, value: V) -> None:

@@ -32,8 +32,11 @@ from cdk.transforms._base import (
     SchemaCache,
     Transformation,
     ValueMixin,
+    attach_variants,
+    copy_schema_metadata,
     require_map,
     require_struct,
+    struct_get,
 )
 
 __all__ = ["Cast"]
@@ -432,11 +435,7 @@ class Cast(Transformation[R], KeyOrValue, Generic[R]):
         struct = require_struct(value, _PURPOSE)
         updated = Struct(updated_schema)
         for field in struct.schema.fields:
-            original = (
-                struct.get(field)
-                if self._replace_null_with_default
-                else struct.get_without_default(field)
-            )
+            original = struct_get(struct, field, self._replace_null_with_default)
             target = self._casts.get(field.name)
             new_value = original if target is None else cast_value(field.schema, original, target)
             _log.debug("Cast field '%s' from '%s' to '%s'", field.name, original, new_value)
@@ -444,9 +443,9 @@ class Cast(Transformation[R], KeyOrValue, Generic[R]):
         return self.new_record(record, updated_schema, updated)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        cached = self._cache.get(schema)
-        if cached is not None:
-            return cached
+        return self._cache.get_or_compute(schema, self._build_schema)
+
+    def _build_schema(self, schema: Schema) -> Schema:
         if self._whole is not None:
             builder = SchemaBuilder(self._whole)
             # Kafka copies name, version, doc and parameters; a logical type's name and
@@ -464,15 +463,7 @@ class Cast(Transformation[R], KeyOrValue, Generic[R]):
                 raise DataException(
                     f"Only Struct objects supported for [{_PURPOSE}], found: {schema.type.name}"
                 )
-            builder = SchemaBuilder.struct()
-            if schema.name is not None:
-                builder.name(schema.name)
-            if schema.version is not None:
-                builder.version(schema.version)
-            if schema.doc is not None:
-                builder.doc(schema.doc)
-            if schema.parameters:
-                builder.parameters(schema.parameters)
+            builder = copy_schema_metadata(schema, SchemaBuilder.struct())
             for field in schema.fields:
                 target = self._casts.get(field.name)
                 if target is None:
@@ -490,9 +481,7 @@ class Cast(Transformation[R], KeyOrValue, Generic[R]):
             builder.optional()
         if schema.default_value is not None:
             builder.default_value(_cast_default(schema, builder.schema_type))
-        updated = builder.build()
-        self._cache.put(schema, updated)
-        return updated
+        return builder.build()
 
 
 def _is_logical(schema: Schema) -> bool:
@@ -521,7 +510,4 @@ class _Value(ValueMixin, Cast[R]):
     """Cast on the record value (Kafka's ``Cast$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "Cast.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "Cast.Value"
-Cast.Key = _Key
-Cast.Value = _Value
+attach_variants(Cast, _Key, _Value)

@@ -6,25 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from cdk.api import Headers
-from cdk.config import NO_DEFAULT, ConfigDef, Importance, Type, validators
-from cdk.errors import ConfigException
-from cdk.transforms._base import R, Transformation
+from cdk.config import NO_DEFAULT, ConfigDef, Importance, Type
+from cdk.transforms._base import NonEmptyListValidator, R, Transformation
 
-__all__ = ["DropHeaders", "NonEmptyListValidator"]
+__all__ = ["DropHeaders"]
 
 HEADERS_CONFIG = "headers"
-
-
-class NonEmptyListValidator(validators.Validator):
-    """Rejects an empty list (Kafka's ``NonEmptyListValidator``)."""
-
-    def ensure_valid(self, name: str, value: Any) -> None:
-        """Raise for ``None`` or an empty list."""
-        if not value:
-            raise ConfigException(name, value, "Empty list")
-
-    def __str__(self) -> str:
-        return "non-empty list"
 
 
 CONFIG_DEF: ConfigDef = ConfigDef().define(

@@ -13,6 +13,7 @@ from cdk.transforms._base import (
     R,
     Transformation,
     ValueMixin,
+    attach_variants,
     require_map,
     require_struct,
 )
@@ -107,7 +108,4 @@ class _Value(ValueMixin, ExtractField[R]):
     """ExtractField on the record value (Kafka's ``ExtractField$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "ExtractField.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "ExtractField.Value"
-ExtractField.Key = _Key
-ExtractField.Value = _Value
+attach_variants(ExtractField, _Key, _Value)

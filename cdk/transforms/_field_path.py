@@ -15,7 +15,7 @@ from typing import Any
 from cdk.config import ConfigDef, Importance, Type, validators
 from cdk.data import Field, Schema, Struct
 from cdk.errors import ConfigException
-from cdk.transforms._base import require_map, require_struct
+from cdk.transforms._base import require_map, require_struct, struct_get
 
 __all__ = ["FIELD_SYNTAX_VERSION_CONFIG", "FieldSyntaxVersion", "SingleFieldPath"]
 
@@ -163,12 +163,11 @@ class SingleFieldPath:
         for step in self.steps[:-1]:
             if current is None or current.schema.field(step) is None:
                 return None
-            sub = current.get(step) if with_default else current.get_without_default(step)
+            sub = struct_get(current, step, with_default)
             current = None if sub is None else require_struct(sub, _NESTED)
         if current is None or current.schema.field(self.steps[-1]) is None:
             return None
-        last = self.steps[-1]
-        return current.get(last) if with_default else current.get_without_default(last)
+        return struct_get(current, self.steps[-1], with_default)
 
     def value_from_map(self, value: Mapping[str, Any] | None) -> Any:
         """The value at the path in a (schemaless) map, or ``None`` when the path is missing."""

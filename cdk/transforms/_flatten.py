@@ -15,7 +15,9 @@ from cdk.transforms._base import (
     SchemaCache,
     Transformation,
     ValueMixin,
+    attach_variants,
     copy_schema_basics,
+    copy_schema_metadata,
     require_map,
     require_struct,
 )
@@ -74,17 +76,16 @@ class Flatten(Transformation[R], KeyOrValue, Generic[R]):
             self._flatten_map(require_map(value, _PURPOSE), "", flat)
             return self.new_record(record, None, flat)
         struct = require_struct(value, _PURPOSE)
-        updated_schema = self._cache.get(schema)
-        if updated_schema is None:
-            builder = SchemaBuilder.struct()
-            _copy_names(schema, builder)
-            default = schema.default_value if isinstance(schema.default_value, Struct) else None
-            self._flatten_schema(schema, "", builder, schema.optional, default)
-            updated_schema = builder.build()
-            self._cache.put(schema, updated_schema)
+        updated_schema = self._cache.get_or_compute(schema, self._flattened_schema)
         updated = Struct(updated_schema)
         self._flatten_struct(struct, "", updated)
         return self.new_record(record, updated_schema, updated)
+
+    def _flattened_schema(self, schema: Schema) -> Schema:
+        builder = copy_schema_metadata(schema, SchemaBuilder.struct())
+        default = schema.default_value if isinstance(schema.default_value, Struct) else None
+        self._flatten_schema(schema, "", builder, schema.optional, default)
+        return builder.build()
 
     def _name(self, prefix: str, name: str) -> str:
         return name if not prefix else f"{prefix}{self._delimiter}{name}"
@@ -152,18 +153,6 @@ class Flatten(Transformation[R], KeyOrValue, Generic[R]):
                 out.put(name, value)
 
 
-def _copy_names(source: Schema, builder: SchemaBuilder) -> None:
-    """Name, version, doc and parameters (as Kafka's SchemaUtil.copySchemaBasics)."""
-    if source.name is not None:
-        builder.name(source.name)
-    if source.version is not None:
-        builder.version(source.version)
-    if source.doc is not None:
-        builder.doc(source.doc)
-    if source.parameters:
-        builder.parameters(source.parameters)
-
-
 def _converted(original: Schema, optional: bool, default: Any) -> Schema:
     builder = copy_schema_basics(original)
     if optional and not original.optional:
@@ -181,7 +170,4 @@ class _Value(ValueMixin, Flatten[R]):
     """Flatten on the record value (Kafka's ``Flatten$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "Flatten.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "Flatten.Value"
-Flatten.Key = _Key
-Flatten.Value = _Value
+attach_variants(Flatten, _Key, _Value)

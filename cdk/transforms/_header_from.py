@@ -11,15 +11,17 @@ from cdk.errors import ConfigException, DataException
 from cdk.transforms._base import (
     KeyMixin,
     KeyOrValue,
+    NonEmptyListValidator,
     R,
     SchemaCache,
     Transformation,
     ValueMixin,
+    attach_variants,
     copy_schema_basics,
     require_map,
     require_struct,
+    struct_get,
 )
-from cdk.transforms._drop_headers import NonEmptyListValidator
 
 __all__ = ["HeaderFrom"]
 
@@ -150,20 +152,17 @@ class HeaderFrom(KeyOrValue, Transformation[R]):
     def _field_value(self, value: Struct, name: str) -> Any:
         if value.schema.field(name) is None:
             return None
-        if self._replace_null_with_default:
-            return value.get(name)
-        return value.get_without_default(name)
+        return struct_get(value, name, self._replace_null_with_default)
 
     def _move_schema(self, schema: Schema) -> Schema:
-        moved = self._move_schema_cache.get(schema)
-        if moved is None:
-            builder = copy_schema_basics(schema, SchemaBuilder.struct())
-            for field in schema.fields:
-                if field.name not in self._fields:
-                    builder.field(field.name, field.schema)
-            moved = builder.build()
-            self._move_schema_cache.put(schema, moved)
-        return moved
+        return self._move_schema_cache.get_or_compute(schema, self._build_move_schema)
+
+    def _build_move_schema(self, schema: Schema) -> Schema:
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        for field in schema.fields:
+            if field.name not in self._fields:
+                builder.field(field.name, field.schema)
+        return builder.build()
 
     def _apply_schemaless(self, record: R) -> R:
         value = require_map(self.operating_value(record), f"header {self._operation}")
@@ -186,7 +185,4 @@ class _Value(ValueMixin, HeaderFrom[R]):
     """HeaderFrom on the record value (Kafka's ``HeaderFrom$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "HeaderFrom.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "HeaderFrom.Value"
-HeaderFrom.Key = _Key
-HeaderFrom.Value = _Value
+attach_variants(HeaderFrom, _Key, _Value)

@@ -14,6 +14,7 @@ from cdk.transforms._base import (
     SchemaCache,
     Transformation,
     ValueMixin,
+    attach_variants,
 )
 
 __all__ = ["HoistField"]
@@ -66,10 +67,9 @@ class HoistField(Transformation[R], KeyOrValue, Generic[R]):
         value = self.operating_value(record)
         if schema is None:
             return self.new_record(record, None, {self._field: value})
-        updated_schema = self._cache.get(schema)
-        if updated_schema is None:
-            updated_schema = SchemaBuilder.struct().field(self._field, schema).build()
-            self._cache.put(schema, updated_schema)
+        updated_schema = self._cache.get_or_compute(
+            schema, lambda s: SchemaBuilder.struct().field(self._field, s).build()
+        )
         return self.new_record(
             record, updated_schema, Struct(updated_schema).put(self._field, value)
         )
@@ -83,7 +83,4 @@ class _Value(ValueMixin, HoistField[R]):
     """HoistField on the record value (Kafka's ``HoistField$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "HoistField.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "HoistField.Value"
-HoistField.Key = _Key
-HoistField.Value = _Value
+attach_variants(HoistField, _Key, _Value)

@@ -15,9 +15,12 @@ from cdk.transforms._base import (
     SchemaCache,
     Transformation,
     ValueMixin,
+    attach_variants,
+    copy_schema_metadata,
     require_map,
     require_sink_record,
     require_struct,
+    struct_get,
 )
 
 __all__ = ["InsertField"]
@@ -91,10 +94,6 @@ class InsertionSpec(NamedTuple):
         if spec.endswith("!"):
             return InsertionSpec(spec[:-1], False)
         return InsertionSpec(spec, True)
-
-
-def _schema(spec: InsertionSpec, optional: Schema, required: Schema) -> Schema:
-    return optional if spec.optional else required
 
 
 class InsertField(Transformation[R], KeyOrValue, Generic[R]):
@@ -176,18 +175,10 @@ class InsertField(Transformation[R], KeyOrValue, Generic[R]):
 
     def _apply_with_schema(self, record: R, value: Any) -> R:
         struct = require_struct(value, _PURPOSE)
-        schema = self._cache.get(struct.schema)
-        if schema is None:
-            schema = self._updated_schema(struct.schema)
-            self._cache.put(struct.schema, schema)
+        schema = self._cache.get_or_compute(struct.schema, self._updated_schema)
         updated = Struct(schema)
         for field in struct.schema.fields:
-            updated.put(
-                field.name,
-                struct.get(field)
-                if self._replace_null_with_default
-                else struct.get_without_default(field),
-            )
+            updated.put(field.name, struct_get(struct, field, self._replace_null_with_default))
         if self._topic is not None:
             updated.put(self._topic.name, record.topic)
         if self._partition is not None and record.kafka_partition is not None:
@@ -203,42 +194,18 @@ class InsertField(Transformation[R], KeyOrValue, Generic[R]):
         return self.new_record(record, schema, updated)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        builder = SchemaBuilder.struct()
-        if schema.name is not None:
-            builder.name(schema.name)
-        if schema.version is not None:
-            builder.version(schema.version)
-        if schema.doc is not None:
-            builder.doc(schema.doc)
-        if schema.parameters:
-            builder.parameters(schema.parameters)
+        builder = copy_schema_metadata(schema, SchemaBuilder.struct())
         for field in schema.fields:
             builder.field(field.name, field.schema)
-        if self._topic is not None:
-            builder.field(
-                self._topic.name,
-                _schema(self._topic, Schema.OPTIONAL_STRING_SCHEMA, Schema.STRING_SCHEMA),
-            )
-        if self._partition is not None:
-            builder.field(
-                self._partition.name,
-                _schema(self._partition, Schema.OPTIONAL_INT32_SCHEMA, Schema.INT32_SCHEMA),
-            )
-        if self._offset is not None:
-            builder.field(
-                self._offset.name,
-                _schema(self._offset, Schema.OPTIONAL_INT64_SCHEMA, Schema.INT64_SCHEMA),
-            )
-        if self._timestamp is not None:
-            builder.field(
-                self._timestamp.name,
-                _schema(self._timestamp, _OPTIONAL_TIMESTAMP_SCHEMA, Timestamp.SCHEMA),
-            )
-        if self._static is not None:
-            builder.field(
-                self._static.name,
-                _schema(self._static, Schema.OPTIONAL_STRING_SCHEMA, Schema.STRING_SCHEMA),
-            )
+        for spec, optional, required in (
+            (self._topic, Schema.OPTIONAL_STRING_SCHEMA, Schema.STRING_SCHEMA),
+            (self._partition, Schema.OPTIONAL_INT32_SCHEMA, Schema.INT32_SCHEMA),
+            (self._offset, Schema.OPTIONAL_INT64_SCHEMA, Schema.INT64_SCHEMA),
+            (self._timestamp, _OPTIONAL_TIMESTAMP_SCHEMA, Timestamp.SCHEMA),
+            (self._static, Schema.OPTIONAL_STRING_SCHEMA, Schema.STRING_SCHEMA),
+        ):
+            if spec is not None:
+                builder.field(spec.name, optional if spec.optional else required)
         return builder.build()
 
 
@@ -250,7 +217,4 @@ class _Value(ValueMixin, InsertField[R]):
     """InsertField on the record value (Kafka's ``InsertField$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "InsertField.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "InsertField.Value"
-InsertField.Key = _Key
-InsertField.Value = _Value
+attach_variants(InsertField, _Key, _Value)

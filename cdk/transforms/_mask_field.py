@@ -8,17 +8,20 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Generic
 
 from cdk.config import NO_DEFAULT, ConfigDef, Importance, Type
-from cdk.config.validators import LambdaValidator, NonEmptyString
+from cdk.config.validators import NonEmptyString
 from cdk.data import Schema, SchemaType, Struct
-from cdk.errors import ConfigException, DataException
+from cdk.errors import DataException
 from cdk.transforms._base import (
     KeyMixin,
     KeyOrValue,
+    NonEmptyListValidator,
     R,
     Transformation,
     ValueMixin,
+    attach_variants,
     require_map,
     require_struct,
+    struct_get,
 )
 
 __all__ = ["MaskField"]
@@ -29,18 +32,13 @@ REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
 _PURPOSE = "mask fields"
 
 
-def _non_empty_list(name: str, value: Any) -> None:
-    if not value:
-        raise ConfigException(name, value, "Empty list")
-
-
 CONFIG_DEF: ConfigDef = (
     ConfigDef()
     .define(
         FIELDS_CONFIG,
         Type.LIST,
         NO_DEFAULT,
-        LambdaValidator.of(_non_empty_list, "non-empty list"),
+        NonEmptyListValidator(),
         Importance.HIGH,
         "Names of the fields whose values are masked.",
     )
@@ -181,11 +179,7 @@ class MaskField(Transformation[R], KeyOrValue, Generic[R]):
         struct = require_struct(value, _PURPOSE)
         masked = Struct(struct.schema)
         for field in struct.schema.fields:
-            original = (
-                struct.get(field)
-                if self._replace_null_with_default
-                else struct.get_without_default(field)
-            )
+            original = struct_get(struct, field, self._replace_null_with_default)
             if field.name in self._fields:
                 original = self._masked(original, field.schema, field.name)
             masked.put(field, original)
@@ -210,7 +204,4 @@ class _Value(ValueMixin, MaskField[R]):
     """MaskField on the record value (Kafka's ``MaskField$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "MaskField.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "MaskField.Value"
-MaskField.Key = _Key
-MaskField.Value = _Value
+attach_variants(MaskField, _Key, _Value)

@@ -17,8 +17,11 @@ from cdk.transforms._base import (
     SchemaCache,
     Transformation,
     ValueMixin,
+    attach_variants,
+    copy_schema_metadata,
     require_map,
     require_struct,
+    struct_get,
 )
 
 __all__ = ["ReplaceField"]
@@ -154,31 +157,15 @@ class ReplaceField(Transformation[R], KeyOrValue, Generic[R]):
             updated = {self._renamed(k): v for k, v in data.items() if self._keeps(k)}
             return self.new_record(record, None, updated)
         struct = require_struct(value, _PURPOSE)
-        updated_schema = self._cache.get(struct.schema)
-        if updated_schema is None:
-            updated_schema = self._updated_schema(struct.schema)
-            self._cache.put(struct.schema, updated_schema)
+        updated_schema = self._cache.get_or_compute(struct.schema, self._updated_schema)
         replaced = Struct(updated_schema)
         for field in updated_schema.fields:
             original = self._reverse.get(field.name, field.name)
-            replaced.put(
-                field,
-                struct.get(original)
-                if self._replace_null_with_default
-                else struct.get_without_default(original),
-            )
+            replaced.put(field, struct_get(struct, original, self._replace_null_with_default))
         return self.new_record(record, updated_schema, replaced)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        builder = SchemaBuilder.struct()
-        if schema.name is not None:
-            builder.name(schema.name)
-        if schema.version is not None:
-            builder.version(schema.version)
-        if schema.doc is not None:
-            builder.doc(schema.doc)
-        if schema.parameters:
-            builder.parameters(schema.parameters)
+        builder = copy_schema_metadata(schema, SchemaBuilder.struct())
         for field in schema.fields:
             if self._keeps(field.name):
                 builder.field(self._renamed(field.name), field.schema)
@@ -193,7 +180,4 @@ class _Value(ValueMixin, ReplaceField[R]):
     """ReplaceField on the record value (Kafka's ``ReplaceField$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "ReplaceField.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "ReplaceField.Value"
-ReplaceField.Key = _Key
-ReplaceField.Value = _Value
+attach_variants(ReplaceField, _Key, _Value)

@@ -14,7 +14,9 @@ from cdk.transforms._base import (
     R,
     Transformation,
     ValueMixin,
+    attach_variants,
     require_schema,
+    struct_get,
 )
 
 __all__ = ["SetSchemaMetadata", "update_schema_in"]
@@ -53,11 +55,7 @@ def update_schema_in(
         return key_or_value
     updated = Struct(updated_schema)
     for field in updated_schema.fields:
-        if replace_null_with_default:
-            value = key_or_value.get(field.name)
-        else:
-            value = key_or_value.get_without_default(field.name)
-        updated.put(field, value)
+        updated.put(field, struct_get(key_or_value, field.name, replace_null_with_default))
     return updated
 
 
@@ -141,7 +139,4 @@ class _Value(ValueMixin, SetSchemaMetadata[R]):
     """SetSchemaMetadata on the record value (Kafka's ``SetSchemaMetadata$Value``)."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "SetSchemaMetadata.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "SetSchemaMetadata.Value"
-SetSchemaMetadata.Key = _Key
-SetSchemaMetadata.Value = _Value
+attach_variants(SetSchemaMetadata, _Key, _Value)

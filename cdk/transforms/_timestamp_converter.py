@@ -22,9 +22,11 @@ from cdk.transforms._base import (
     SchemaCache,
     Transformation,
     ValueMixin,
+    attach_variants,
     copy_schema_basics,
     require_map,
     require_struct_or_null,
+    struct_get,
 )
 
 __all__ = ["SimpleDateFormat", "TimestampConverter"]
@@ -468,10 +470,7 @@ class TimestampConverter(KeyOrValue, Transformation[R]):
             converted = self._convert(self.operating_value(record), _type_from_schema(schema))
             return self.new_record(record, updated_schema, converted)
         value = require_struct_or_null(self.operating_value(record), _PURPOSE)
-        cached = self._schema_cache.get(schema)
-        if cached is None:
-            cached = self._updated_schema(schema)
-            self._schema_cache.put(schema, cached)
+        cached = self._schema_cache.get_or_compute(schema, self._updated_schema)
         return self.new_record(record, cached, self._convert_struct(value, cached))
 
     def _updated_schema(self, schema: Schema) -> Schema:
@@ -492,10 +491,7 @@ class TimestampConverter(KeyOrValue, Transformation[R]):
             return None
         updated = Struct(updated_schema)
         for field in value.schema.fields:
-            if self._replace_null_with_default:
-                field_value = value.get(field)
-            else:
-                field_value = value.get_without_default(field)
+            field_value = struct_get(value, field, self._replace_null_with_default)
             if field.name == self._field:
                 field_value = self._convert(field_value, _type_from_schema(field.schema))
             updated.put(field.name, field_value)
@@ -624,7 +620,4 @@ class _Value(ValueMixin, TimestampConverter[R]):
     """Convert a timestamp in the record value."""
 
 
-_Key.__name__, _Key.__qualname__ = "Key", "TimestampConverter.Key"
-_Value.__name__, _Value.__qualname__ = "Value", "TimestampConverter.Value"
-TimestampConverter.Key = _Key
-TimestampConverter.Value = _Value
+attach_variants(TimestampConverter, _Key, _Value)

@@ -6,15 +6,16 @@ from collections.abc import Mapping
 from typing import Any, Generic
 
 from cdk.config import NO_DEFAULT, ConfigDef, Importance, Type
-from cdk.config.validators import LambdaValidator
 from cdk.data import Schema, SchemaBuilder, Struct
-from cdk.errors import ConfigException, DataException
+from cdk.errors import DataException
 from cdk.transforms._base import (
+    NonEmptyListValidator,
     R,
     SchemaCache,
     Transformation,
     require_map,
     require_struct,
+    struct_get,
 )
 
 __all__ = ["ValueToKey"]
@@ -24,18 +25,13 @@ REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
 _PURPOSE = "copying fields from value to key"
 
 
-def _non_empty_list(name: str, value: Any) -> None:
-    if not value:
-        raise ConfigException(name, value, "Empty list")
-
-
 CONFIG_DEF: ConfigDef = (
     ConfigDef()
     .define(
         FIELDS_CONFIG,
         Type.LIST,
         NO_DEFAULT,
-        LambdaValidator.of(_non_empty_list, "non-empty list"),
+        NonEmptyListValidator(),
         Importance.HIGH,
         "Names of the value's fields that make up the new key.",
     )
@@ -86,25 +82,20 @@ class ValueToKey(Transformation[R], Generic[R]):
             key = {name: data.get(name) for name in self._fields}
             return _with_key(record, None, key)
         struct = require_struct(record.value, _PURPOSE)
-        key_schema = self._cache.get(struct.schema)
-        if key_schema is None:
-            builder = SchemaBuilder.struct()
-            for name in self._fields:
-                field = struct.schema.field(name)
-                if field is None:
-                    raise DataException(f"Field does not exist: {name}", field=name)
-                builder.field(name, field.schema)
-            key_schema = builder.build()
-            self._cache.put(struct.schema, key_schema)
+        key_schema = self._cache.get_or_compute(struct.schema, self._key_schema)
         key_struct = Struct(key_schema)
         for name in self._fields:
-            key_struct.put(
-                name,
-                struct.get(name)
-                if self._replace_null_with_default
-                else struct.get_without_default(name),
-            )
+            key_struct.put(name, struct_get(struct, name, self._replace_null_with_default))
         return _with_key(record, key_schema, key_struct)
+
+    def _key_schema(self, value_schema: Schema) -> Schema:
+        builder = SchemaBuilder.struct()
+        for name in self._fields:
+            field = value_schema.field(name)
+            if field is None:
+                raise DataException(f"Field does not exist: {name}", field=name)
+            builder.field(name, field.schema)
+        return builder.build()
 
 
 def _with_key(record: R, schema: Schema | None, key: Any) -> R:
