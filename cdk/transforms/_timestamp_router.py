@@ -9,7 +9,7 @@ from cdk.config import ConfigDef, Importance, Type
 from cdk.data._logical import millis_to_datetime
 from cdk.errors import ConfigException, DataException
 from cdk.transforms._base import R, Transformation
-from cdk.transforms._timestamp_converter import SimpleDateFormat
+from cdk.transforms._date_format import SimpleDateFormat
 
 __all__ = ["TimestampRouter"]
 

@@ -13,11 +13,11 @@ from cdk.api import SourceRecord
 from cdk.data import Date, Schema, SchemaBuilder, Struct, Time, Timestamp
 from cdk.errors import ConfigException, ConnectException, DataException
 from cdk.transforms import TimestampConverter
+from cdk.transforms._date_format import SimpleDateFormat
 from cdk.transforms._timestamp_converter import (
     OPTIONAL_DATE_SCHEMA,
     OPTIONAL_TIME_SCHEMA,
     OPTIONAL_TIMESTAMP_SCHEMA,
-    SimpleDateFormat,
 )
 
 UTC = dt.timezone.utc
