@@ -20,13 +20,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cdk.converters._api import Converter
-from cdk.converters._avro_data import (
-    AvroData,
-    AvroDataConfig,
-    full_name_of,
-    resolve_avro_schema,
-    strip_logical_types,
-)
+from cdk.converters._avro_common import AvroDataConfig, strip_logical_types
+from cdk.converters._avro_data import AvroData
+from cdk.converters._avro_names import full_name_of, resolve_avro_schema
 from cdk.data import Schema, SchemaAndValue, validate_value
 from cdk.errors import ConfigException, DataException, MissingExtraError, RetriableException
 

@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from cdk.converters._avro_data import AvroData, AvroDataConfig, scrub_name
+from cdk.converters._avro_common import AvroDataConfig
+from cdk.converters._avro_data import AvroData
+from cdk.converters._avro_names import scrub_name
 from cdk.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from cdk.errors import DataException
 
@@ -420,7 +422,7 @@ def test_recursive_avro_schema_rejected(avro_data: AvroData) -> None:
 
 # -- values -------------------------------------------------------------------------------------
 def test_values_to_avro(avro_data: AvroData) -> None:
-    from cdk.converters._avro_data import resolve_avro_schema
+    from cdk.converters._avro_names import resolve_avro_schema
 
     schema = (
         SchemaBuilder.struct()
