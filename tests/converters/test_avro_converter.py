@@ -15,6 +15,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistry
 from cdk.converters import AvroConverter
 from cdk.data import Date, Decimal, Schema, SchemaAndValue, SchemaBuilder, Struct
 from cdk.errors import ConfigException, DataException, RetriableException
+from tests.converters._avro_schemas import complex_builder
 
 TOPIC = "topic"
 _ids = itertools.count()
@@ -138,23 +139,7 @@ def test_record_name_strategy_needs_a_record(registry: SchemaRegistryClient) -> 
 
 
 def test_complex_round_trip(converter: AvroConverter) -> None:
-    builder = (
-        SchemaBuilder.struct()
-        .field("int8", SchemaBuilder.int8().default_value(2).doc("int8 field").build())
-        .field("int16", Schema.INT16_SCHEMA)
-        .field("int32", Schema.INT32_SCHEMA)
-        .field("int64", Schema.INT64_SCHEMA)
-        .field("float32", Schema.FLOAT32_SCHEMA)
-        .field("float64", Schema.FLOAT64_SCHEMA)
-        .field("boolean", Schema.BOOLEAN_SCHEMA)
-        .field("string", Schema.STRING_SCHEMA)
-        .field("bytes", Schema.BYTES_SCHEMA)
-        .field("array", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
-        .field("map", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build())
-        .field(
-            "mapNonStringKeys", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.INT32_SCHEMA).build()
-        )
-    )
+    builder = complex_builder()
     schema = builder.build()
     values = {
         "int8": 12,

@@ -13,6 +13,7 @@ from cdk.converters._avro_data import AvroData
 from cdk.converters._avro_names import scrub_name
 from cdk.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from cdk.errors import DataException
+from tests.converters._avro_schemas import complex_builder
 
 NS = "io.confluent.connect.avro"
 
@@ -143,24 +144,7 @@ def test_decimal_with_precision_parameter(avro_data: AvroData) -> None:
 
 def test_complex_struct_schema(avro_data: AvroData) -> None:
     # AvroDataTest.testFromConnectComplex
-    schema = (
-        SchemaBuilder.struct()
-        .field("int8", SchemaBuilder.int8().default_value(2).doc("int8 field").build())
-        .field("int16", Schema.INT16_SCHEMA)
-        .field("int32", Schema.INT32_SCHEMA)
-        .field("int64", Schema.INT64_SCHEMA)
-        .field("float32", Schema.FLOAT32_SCHEMA)
-        .field("float64", Schema.FLOAT64_SCHEMA)
-        .field("boolean", Schema.BOOLEAN_SCHEMA)
-        .field("string", Schema.STRING_SCHEMA)
-        .field("bytes", Schema.BYTES_SCHEMA)
-        .field("array", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
-        .field("map", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build())
-        .field(
-            "mapNonStringKeys", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.INT32_SCHEMA).build()
-        )
-        .build()
-    )
+    schema = complex_builder().build()
     assert avro_data.from_connect_schema(schema) == {
         "type": "record",
         "name": "ConnectDefault",
