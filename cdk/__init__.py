@@ -1,13 +1,39 @@
 """connect-cdk: a Connector Development Kit for Kafka Connect-style connectors in Python.
 
 The public API is re-exported here; import from ``cdk`` (``from cdk import ConfigDef, Struct``),
-never from the private modules. Converters and transformations live in :mod:`cdk.converters` and
-:mod:`cdk.transforms`.
+never from the private modules. Converters, transformations and the runtime live in
+:mod:`cdk.converters`, :mod:`cdk.transforms` and :mod:`cdk.runtime`.
 """
 
 from __future__ import annotations
 
-from cdk.api import ConnectRecord, Header, Headers, SinkRecord, SourceRecord, TimestampType
+from cdk.api import (
+    Connector,
+    ConnectorContext,
+    ConnectorTransactionBoundaries,
+    ConnectRecord,
+    ErrantRecordReporter,
+    ExactlyOnceSupport,
+    Header,
+    Headers,
+    OffsetAndMetadata,
+    OffsetStorageReader,
+    RecordMetadata,
+    SinkConnector,
+    SinkConnectorContext,
+    SinkRecord,
+    SinkTask,
+    SinkTaskContext,
+    SourceConnector,
+    SourceConnectorContext,
+    SourceRecord,
+    SourceTask,
+    SourceTaskContext,
+    Task,
+    TimestampType,
+    TopicPartition,
+    group_partitions,
+)
 from cdk.config import (
     NO_DEFAULT,
     AbstractConfig,
@@ -52,6 +78,26 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
+    # connectors and tasks
+    "Connector",
+    "SourceConnector",
+    "SinkConnector",
+    "ConnectorContext",
+    "SourceConnectorContext",
+    "SinkConnectorContext",
+    "ExactlyOnceSupport",
+    "ConnectorTransactionBoundaries",
+    "Task",
+    "SourceTask",
+    "SinkTask",
+    "SourceTaskContext",
+    "SinkTaskContext",
+    "OffsetStorageReader",
+    "ErrantRecordReporter",
+    "TopicPartition",
+    "OffsetAndMetadata",
+    "RecordMetadata",
+    "group_partitions",
     # records and headers
     "ConnectRecord",
     "SourceRecord",

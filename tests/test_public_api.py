@@ -13,6 +13,26 @@ import cdk
 
 EXPECTED_TOP_LEVEL = {
     "__version__",
+    # connectors, tasks and coordinates
+    "Connector",
+    "ConnectorContext",
+    "ConnectorTransactionBoundaries",
+    "ErrantRecordReporter",
+    "ExactlyOnceSupport",
+    "OffsetAndMetadata",
+    "OffsetStorageReader",
+    "RecordMetadata",
+    "SinkConnector",
+    "SinkConnectorContext",
+    "SinkTask",
+    "SinkTaskContext",
+    "SourceConnector",
+    "SourceConnectorContext",
+    "SourceTask",
+    "SourceTaskContext",
+    "Task",
+    "TopicPartition",
+    "group_partitions",
     # config
     "AbstractConfig",
     "Config",
@@ -58,8 +78,14 @@ EXPECTED_TOP_LEVEL = {
     "SchemaProjectorException",
 }
 
-# DESIGN §2 names of the core SDK (connectors, tasks and contexts join with the runtime).
+# DESIGN §2 names.
 DESIGN_CORE_NAMES = [
+    "SourceConnector",
+    "SinkConnector",
+    "SourceTask",
+    "SinkTask",
+    "TopicPartition",
+    "OffsetAndMetadata",
     "SourceRecord",
     "SinkRecord",
     "ConfigDef",
