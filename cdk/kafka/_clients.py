@@ -1,0 +1,407 @@
+"""Factories for confluent-kafka producers, consumers and admin clients, and topic administration.
+
+Every client made here logs through Python :mod:`logging` (librdkafka's own log lines go to the
+``cdk.kafka.librdkafka`` logger instead of standard error), unwraps
+:class:`~cdk.config.Password` values, and turns a bad configuration into a
+:class:`~cdk.errors.ConfigException` naming the property. Administrative helpers raise
+:class:`BrokerUnreachableException` naming the bootstrap servers when no broker answers, instead
+of leaving the caller with librdkafka's transport errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, TypeVar
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+
+from cdk.config import Password
+from cdk.errors import ConfigException, ConnectException
+
+__all__ = [
+    "BrokerUnreachableException",
+    "NewTopicSpec",
+    "admin_config",
+    "check_connection",
+    "consumer_config",
+    "create_topics",
+    "delete_topics",
+    "list_topics",
+    "new_admin",
+    "new_consumer",
+    "new_producer",
+    "producer_config",
+]
+
+_log = logging.getLogger("cdk.kafka")
+#: librdkafka's own log lines (connection failures, protocol warnings) land on this logger.
+#: Unless the application configures a handler for it, they are dropped (not printed to stderr).
+LIBRDKAFKA_LOGGER = logging.getLogger("cdk.kafka.librdkafka")
+LIBRDKAFKA_LOGGER.addHandler(logging.NullHandler())
+
+_T = TypeVar("_T", Producer, Consumer, AdminClient)
+# The bootstrap servers of the admin clients made here, for error messages.
+_ADMIN_BOOTSTRAP: weakref.WeakKeyDictionary[AdminClient, str] = weakref.WeakKeyDictionary()
+
+
+class BrokerUnreachableException(ConnectException):
+    """No Kafka broker answered at the given bootstrap servers within the timeout.
+
+    Attributes:
+        bootstrap_servers: the addresses that were tried.
+    """
+
+    def __init__(self, bootstrap_servers: str, detail: str) -> None:
+        text = f"Kafka broker unreachable at bootstrap servers '{bootstrap_servers}': {detail}"
+        super().__init__(text)
+        self.bootstrap_servers = bootstrap_servers
+
+
+@dataclass(frozen=True)
+class NewTopicSpec:
+    """A topic to create; unset fields take the defaults given to :func:`create_topics`.
+
+    Attributes:
+        name: the topic name.
+        partitions: the number of partitions.
+        replication_factor: the replication factor.
+        config: topic-level configs (``cleanup.policy`` ...).
+    """
+
+    name: str
+    partitions: int | None = None
+    replication_factor: int | None = None
+    config: Mapping[str, str] = field(default_factory=dict)
+
+
+#: What :func:`create_topics` accepts for one topic.
+TopicLike: TypeAlias = "str | NewTopicSpec | NewTopic"
+#: An admin client, or bootstrap servers to make one for.
+AdminLike: TypeAlias = "AdminClient | str"
+
+
+def producer_config(
+    bootstrap_servers: str, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return a producer config for ``bootstrap_servers`` with the kit's defaults.
+
+    Defaults: ``acks=all`` and the idempotent producer (no duplicates on internal retries), as
+    durable as Kafka Connect's own producers. ``overrides`` win over the defaults; overriding
+    ``acks`` to anything but ``all``/``-1`` also drops the idempotence default, which needs it.
+    """
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap_servers,
+        "acks": "all",
+        "enable.idempotence": True,
+    }
+    overrides = overrides or {}
+    if "acks" in overrides and str(overrides["acks"]) not in ("all", "-1"):
+        del config["enable.idempotence"]
+    config.update(overrides)
+    return config
+
+
+def consumer_config(
+    bootstrap_servers: str,
+    group_id: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return a consumer config for ``bootstrap_servers`` with Kafka Connect's sink defaults.
+
+    Defaults: ``auto.offset.reset=earliest`` and ``enable.auto.commit=false`` (offsets are
+    committed explicitly). A consumer that never joins a group gets a placeholder ``group.id``
+    because librdkafka requires one. ``overrides`` win over the defaults.
+    """
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap_servers,
+        "group.id": group_id if group_id is not None else "cdk-unassigned",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    }
+    config.update(overrides or {})
+    return config
+
+
+def admin_config(
+    bootstrap_servers: str, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return an admin client config for ``bootstrap_servers`` (``overrides`` win)."""
+    config: dict[str, Any] = {"bootstrap.servers": bootstrap_servers}
+    config.update(overrides or {})
+    return config
+
+
+def new_producer(config: Mapping[str, Any]) -> Producer:
+    """Create a confluent-kafka ``Producer`` from a librdkafka config.
+
+    Raises:
+        ConfigException: a property is unknown or has an invalid value (named in the message).
+    """
+    return _new_client(Producer, "producer", config)
+
+
+def new_consumer(config: Mapping[str, Any]) -> Consumer:
+    """Create a confluent-kafka ``Consumer`` from a librdkafka config (``group.id`` required).
+
+    Raises:
+        ConfigException: a property is unknown, has an invalid value, or ``group.id`` is missing.
+    """
+    if not config.get("group.id"):
+        raise ConfigException("group.id", config.get("group.id"), "a consumer needs a group.id")
+    return _new_client(Consumer, "consumer", config)
+
+
+def new_admin(config: Mapping[str, Any]) -> AdminClient:
+    """Create a confluent-kafka ``AdminClient`` from a librdkafka config.
+
+    Raises:
+        ConfigException: a property is unknown or has an invalid value (named in the message).
+    """
+    admin = _new_client(AdminClient, "admin", config)
+    _ADMIN_BOOTSTRAP[admin] = str(config["bootstrap.servers"])
+    return admin
+
+
+def _new_client(cls: Callable[[dict[str, Any]], _T], kind: str, config: Mapping[str, Any]) -> _T:
+    if not isinstance(config, Mapping):
+        kind_of = type(config).__name__
+        raise ConfigException(f"a Kafka {kind} config must be a mapping, not {kind_of}")
+    bootstrap = config.get("bootstrap.servers")
+    if not bootstrap:
+        raise ConfigException("bootstrap.servers", bootstrap, f"a Kafka {kind} needs brokers")
+    final: dict[str, Any] = {}
+    for key, value in config.items():
+        if not isinstance(key, str):
+            raise ConfigException(f"Kafka {kind} config keys must be strings, got {key!r}")
+        final[key] = value.value() if isinstance(value, Password) else value
+    final.setdefault("logger", _LIBRDKAFKA_LOG)
+    final.setdefault("error_cb", _error_logger(str(bootstrap), kind))
+    try:
+        return cls(final)
+    except KafkaException as exc:
+        raise _config_error(kind, exc, config) from exc
+    except (TypeError, ValueError) as exc:
+        raise ConfigException(f"Invalid Kafka {kind} config: {exc}") from exc
+
+
+def _config_error(kind: str, exc: KafkaException, config: Mapping[str, Any]) -> ConfigException:
+    text = _error_text(exc)
+    match = re.search(r'property[:]? "([^"]+)"', text)
+    key = match.group(1) if match else None
+    if key not in config:  # librdkafka names the canonical property of an alias (linger.ms)
+        key = _rejected_key(config)
+    if key is not None:
+        value = config[key]
+        if any(word in key for word in ("password", "secret", "jaas")):
+            value = Password(str(value))  # shown as [hidden]
+        return ConfigException(key, value, f"rejected by the Kafka {kind} client: {text}")
+    return ConfigException(f"Invalid Kafka {kind} config: {text}")
+
+
+def _rejected_key(config: Mapping[str, Any]) -> str | None:
+    """Find the property librdkafka rejects by trying each one alone."""
+    for key, value in config.items():
+        if key in ("bootstrap.servers", "logger", "error_cb") or callable(value):
+            continue
+        plain = value.value() if isinstance(value, Password) else value
+        try:
+            Producer({key: plain, "logger": _LIBRDKAFKA_LOG})
+        except (KafkaException, TypeError, ValueError):
+            return key
+    return None
+
+
+class _LibrdkafkaLog:
+    """Forwards librdkafka's log lines to :data:`LIBRDKAFKA_LOGGER`.
+
+    A broker that refuses connections makes librdkafka log an error line (facility ``FAIL``)
+    on every reconnect attempt; those become INFO, since the failure reaches the caller anyway
+    (an exception, a delivery error, or the all-brokers-down warning of the error callback).
+    """
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        if args and args[0] == "FAIL" and level > logging.INFO:
+            level = logging.INFO
+        LIBRDKAFKA_LOGGER.log(level, msg, *args)
+
+
+_LIBRDKAFKA_LOG = _LibrdkafkaLog()
+
+
+def _error_logger(bootstrap: str, kind: str) -> Callable[[KafkaError], None]:
+    def on_error(error: KafkaError) -> None:
+        if error.fatal():
+            _log.error("Kafka %s (%s) fatal error: %s", kind, bootstrap, error.str())
+        elif error.code() == KafkaError._ALL_BROKERS_DOWN:
+            _log.warning("Kafka %s: all brokers at %s are down (%s)", kind, bootstrap, error.str())
+        else:
+            _log.debug("Kafka %s (%s) error: %s", kind, bootstrap, error.str())
+
+    return on_error
+
+
+def _ignore_error(error: KafkaError) -> None:
+    _log.debug("Kafka admin error: %s", error.str())
+
+
+def _error_text(exc: KafkaException) -> str:
+    err = exc.args[0] if exc.args else None
+    return err.str() if isinstance(err, KafkaError) else str(exc)
+
+
+def _error_code(exc: KafkaException) -> int | None:
+    err = exc.args[0] if exc.args else None
+    return err.code() if isinstance(err, KafkaError) else None
+
+
+def _admin(admin_or_bootstrap: AdminLike) -> tuple[AdminClient, str]:
+    if isinstance(admin_or_bootstrap, str):
+        # A short-lived client: an unreachable broker is reported by the exception alone.
+        config = admin_config(admin_or_bootstrap, {"error_cb": _ignore_error})
+        return new_admin(config), admin_or_bootstrap
+    if isinstance(admin_or_bootstrap, AdminClient):
+        bootstrap = _ADMIN_BOOTSTRAP.get(admin_or_bootstrap, "(those of the admin client)")
+        return admin_or_bootstrap, bootstrap
+    raise ConfigException(
+        "expected an AdminClient or a bootstrap servers string, "
+        f"got {type(admin_or_bootstrap).__name__}"
+    )
+
+
+def _metadata(admin: AdminClient, bootstrap: str, timeout: float) -> Any:
+    try:
+        return admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise BrokerUnreachableException(
+            bootstrap, f"no metadata within {timeout:g}s ({_error_text(exc)})"
+        ) from exc
+    finally:
+        admin.poll(0)  # deliver queued librdkafka log lines to Python logging
+
+
+def check_connection(admin_or_bootstrap: AdminLike, timeout: float = 10.0) -> str | None:
+    """Fetch cluster metadata once; return the cluster id.
+
+    Raises:
+        BrokerUnreachableException: no broker answered within ``timeout`` seconds.
+    """
+    admin, bootstrap = _admin(admin_or_bootstrap)
+    cluster_id: str | None = _metadata(admin, bootstrap, timeout).cluster_id
+    return cluster_id
+
+
+def list_topics(admin_or_bootstrap: AdminLike, timeout: float = 10.0) -> set[str]:
+    """Return the names of the cluster's topics.
+
+    Raises:
+        BrokerUnreachableException: no broker answered within ``timeout`` seconds.
+    """
+    admin, bootstrap = _admin(admin_or_bootstrap)
+    return set(_metadata(admin, bootstrap, timeout).topics)
+
+
+def create_topics(
+    admin_or_bootstrap: AdminLike,
+    topics: Iterable[TopicLike],
+    *,
+    partitions: int = 1,
+    replication_factor: int = 1,
+    config: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+) -> None:
+    """Create topics, leaving existing ones as they are (idempotent).
+
+    Args:
+        admin_or_bootstrap: an ``AdminClient`` or bootstrap servers.
+        topics: names, :class:`NewTopicSpec` or confluent-kafka ``NewTopic`` objects.
+        partitions: partitions of the topics that do not set their own.
+        replication_factor: replication factor of the topics that do not set their own.
+        config: topic configs merged under each topic's own.
+        timeout: seconds to wait for the broker.
+
+    Raises:
+        BrokerUnreachableException: no broker answered.
+        ConnectException: the broker refused to create a topic (the topic and reason named).
+    """
+    admin, bootstrap = _admin(admin_or_bootstrap)
+    new_topics = [_new_topic(t, partitions, replication_factor, config or {}) for t in topics]
+    if not new_topics:
+        return
+    _metadata(admin, bootstrap, timeout)
+    try:
+        futures = admin.create_topics(
+            new_topics, operation_timeout=timeout, request_timeout=timeout
+        )
+    except (TypeError, ValueError) as exc:
+        raise ConfigException(f"Invalid topic to create: {exc}") from exc
+    for name, future in futures.items():
+        try:
+            future.result(timeout=timeout)
+        except KafkaException as exc:
+            if _error_code(exc) == KafkaError.TOPIC_ALREADY_EXISTS:
+                continue
+            raise ConnectException(f"Could not create topic '{name}': {_error_text(exc)}") from exc
+    admin.poll(0)
+
+
+def delete_topics(
+    admin_or_bootstrap: AdminLike, topics: Iterable[str], *, timeout: float = 30.0
+) -> None:
+    """Delete topics; topics that do not exist are ignored (idempotent).
+
+    Raises:
+        BrokerUnreachableException: no broker answered.
+        ConnectException: the broker refused to delete a topic (the topic and reason named).
+    """
+    admin, bootstrap = _admin(admin_or_bootstrap)
+    names = list(topics)
+    if not names:
+        return
+    _metadata(admin, bootstrap, timeout)
+    futures = admin.delete_topics(names, operation_timeout=timeout, request_timeout=timeout)
+    for name, future in futures.items():
+        try:
+            future.result(timeout=timeout)
+        except KafkaException as exc:
+            if _error_code(exc) == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                continue
+            raise ConnectException(f"Could not delete topic '{name}': {_error_text(exc)}") from exc
+    admin.poll(0)
+
+
+def _new_topic(
+    topic: TopicLike, partitions: int, replication_factor: int, config: Mapping[str, str]
+) -> NewTopic:
+    if isinstance(topic, NewTopic):
+        return topic
+    if isinstance(topic, str):
+        topic = NewTopicSpec(topic)
+    if not isinstance(topic, NewTopicSpec):
+        raise ConfigException(
+            f"a topic to create must be a name, NewTopicSpec or NewTopic, not {topic!r}"
+        )
+    if not topic.name:
+        raise ConfigException("a topic to create needs a non-empty name")
+    merged = {**config, **topic.config}
+    count = topic.partitions if topic.partitions is not None else partitions
+    replicas = (
+        topic.replication_factor if topic.replication_factor is not None else replication_factor
+    )
+    for what, number in (("partitions", count), ("replication factor", replicas)):
+        if not isinstance(number, int) or (number < 1 and number != -1):
+            raise ConfigException(
+                f"Invalid {what} {number!r} for topic '{topic.name}': a positive integer, "
+                "or -1 for the broker's default"
+            )
+    return NewTopic(
+        topic.name,
+        num_partitions=count,
+        replication_factor=replicas,
+        config={k: str(v) for k, v in merged.items()},
+    )
