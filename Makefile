@@ -44,6 +44,7 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/json_converter.py
+	$(BIN)/python bench/worker_throughput.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis reports

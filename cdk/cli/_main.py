@@ -7,7 +7,9 @@ import sys
 import click
 
 from cdk import __version__
+from cdk.cli._broker import broker
 from cdk.cli._plugins import docs, plugins
+from cdk.cli._standalone import standalone
 
 __all__ = ["cli", "main"]
 
@@ -22,6 +24,8 @@ def cli() -> None:
 
 cli.add_command(plugins)
 cli.add_command(docs)
+cli.add_command(broker)
+cli.add_command(standalone)
 
 
 def main(argv: list[str] | None = None) -> None:

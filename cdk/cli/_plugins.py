@@ -16,10 +16,10 @@ _FORMATS = ("rst", "enriched-rst", "html", "markdown")
 
 
 def resolve_plugin(name: str) -> type[Any]:
-    """Load a plugin class by Kafka alias, ``module:Class`` or ``module.Class``."""
-    from cdk.config import load_class
+    """Load a plugin class by Kafka alias, entry point name, ``module:Class`` or ``a.b.Class``."""
+    from cdk.runtime._plugins import Plugins
 
-    return load_class(name)
+    return Plugins().load(name)
 
 
 def plugin_kind(cls: type[Any]) -> str:

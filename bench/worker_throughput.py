@@ -1,0 +1,285 @@
+"""Worker throughput against hand-written confluent-kafka loops, on the embedded broker.
+
+(a) source: the generator test connector -> JsonConverter (schemas on) -> Kafka through the
+    embedded worker, vs a loop that builds the same Struct records, serializes key, value and
+    header the same way and produces them with the same producer settings.
+(b) sink: Kafka -> JsonConverter -> a no-op sink through the worker, vs a consumer loop that
+    deserializes key, value and header the same way.
+
+Run with ``make bench`` (or ``.venv/bin/python bench/worker_throughput.py [--records N]``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))  # the test connectors live in tests/connectors
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition  # noqa: E402
+
+from cdk.converters import JsonConverter, SimpleHeaderConverter  # noqa: E402
+from cdk.data import Schema  # noqa: E402
+from cdk.kafka import EmbeddedKafka, create_topics, new_producer  # noqa: E402
+
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+BATCH = 500  # records per generator poll (and per stream)
+GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+
+
+# ---------------------------------------------------------------------------------- counting
+def count_topic(bootstrap: str, topic: str, expected: int) -> None:
+    """Child process: count the topic's records; print the wall time when ``expected`` arrived."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"count-{uuid.uuid4().hex}", **GROUP}
+    )
+    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+    print("ready", flush=True)
+    seen = 0
+    while seen < expected:
+        for msg in consumer.consume(10000, 0.2):
+            if msg.error() is None:
+                seen += 1
+    print(f"done {time.time():.6f} {seen}", flush=True)
+    consumer.close()
+
+
+class Counter:
+    """A counting consumer in another process (so it takes no CPU time from the GIL we measure)."""
+
+    def __init__(self, bootstrap: str, topic: str, expected: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--count", bootstrap, topic, str(expected)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"counter did not start: {line!r}")
+
+    def finished_at(self, timeout: float = 300.0) -> float:
+        """Wall-clock time at which the counter saw every expected record."""
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().split()
+        self.proc.wait(timeout)
+        if not line or line[0] != "done":
+            raise RuntimeError(f"counter failed: {line!r}")
+        return float(line[1])
+
+
+# ----------------------------------------------------------------------------------- records
+def converters() -> tuple[JsonConverter, JsonConverter, SimpleHeaderConverter]:
+    key, value, header = JsonConverter(), JsonConverter(), SimpleHeaderConverter()
+    key.configure({}, is_key=True)
+    value.configure({}, is_key=False)
+    header.configure({})
+    return key, value, header
+
+
+def hand_source(bootstrap: str, topic: str, records: int, producer_props: dict[str, Any]) -> float:
+    """The hand-written producer loop: same Structs, same serialization; records/s."""
+    from tests.connectors.generator import KEY_SCHEMA, VALUE_SCHEMA, expected_key, expected_value
+
+    counter = Counter(bootstrap, topic, records)
+    start = time.time()
+    key_conv, value_conv, header_conv = converters()
+    producer = new_producer(producer_props)
+    acked = 0
+
+    def on_delivery(err: KafkaError | None, msg: Any) -> None:
+        nonlocal acked
+        if err is None:
+            acked += 1
+
+    for seq in range(records):
+        key = key_conv.from_connect_data(topic, KEY_SCHEMA, expected_key("p0", seq))
+        value = value_conv.from_connect_data(topic, VALUE_SCHEMA, expected_value("p0", seq))
+        header = header_conv.from_connect_header(topic, "gen.stream", Schema.STRING_SCHEMA, "p0")
+        while True:
+            try:
+                producer.produce(
+                    topic, value, key, headers=[("gen.stream", header)], on_delivery=on_delivery
+                )
+                break
+            except BufferError:
+                producer.poll(0.05)
+        producer.poll(0)
+    producer.flush(60)
+    assert acked == records, f"only {acked} of {records} acknowledged"
+    return records / (counter.finished_at() - start)
+
+
+def hand_sink(bootstrap: str, topic: str, records: int) -> float:
+    """The hand-written consumer loop: same deserialization; records/s from the first batch."""
+    key_conv, value_conv, header_conv = converters()
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"hand-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            **GROUP,
+        }
+    )
+    consumer.subscribe([topic])
+    seen = 0
+    first: float | None = None
+    while seen < records:
+        batch = consumer.consume(500, 0.5)
+        if not batch:
+            continue
+        if first is None:
+            first = time.monotonic()
+        for msg in batch:
+            if msg.error() is not None:
+                continue
+            t = msg.topic()
+            key_conv.to_connect_data(t, msg.key())
+            value_conv.to_connect_data(t, msg.value())
+            for name, raw in msg.headers() or []:
+                header_conv.to_connect_header(t, name, raw)
+            seen += 1
+        consumer.commit(asynchronous=True)
+    elapsed = time.monotonic() - (first or time.monotonic())
+    consumer.close()
+    return records / elapsed
+
+
+# ------------------------------------------------------------------------------------ worker
+class Worker:
+    """An embedded worker with its REST API on a free port."""
+
+    def __init__(self, bootstrap: str, workdir: Path) -> None:
+        import httpx
+
+        from cdk.kafka import free_port
+        from cdk.runtime._standalone import EmbeddedWorker
+
+        port = free_port()
+        self.props = {
+            "bootstrap.servers": bootstrap,
+            "key.converter": JSON,
+            "value.converter": JSON,
+            "offset.storage.file.filename": str(workdir / "offsets"),
+            "listeners": f"http://127.0.0.1:{port}",
+            **{f"consumer.{k}": str(v) for k, v in GROUP.items()},
+        }
+        self.worker: Any = EmbeddedWorker(self.props)
+        self.worker.start()
+        self.http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+
+    def create(self, name: str, config: dict[str, str]) -> None:
+        r = self.http.post("/connectors", json={"name": name, "config": config})
+        if r.status_code != 201:
+            raise RuntimeError(f"create {name}: {r.status_code} {r.text}")
+
+    def stop(self) -> None:
+        self.http.close()
+        self.worker.stop()
+
+
+def worker_source(worker: Worker, bootstrap: str, topic: str, records: int) -> float:
+    from tests.connectors import GENERATOR
+
+    counter = Counter(bootstrap, topic, records)
+    start = time.time()
+    worker.create(
+        f"bench-source-{uuid.uuid4().hex[:8]}",
+        {
+            "connector.class": GENERATOR,
+            "topic": topic,
+            "records": str(records),
+            "batch.size": str(BATCH),
+        },
+    )
+    return records / (counter.finished_at() - start)
+
+
+def worker_sink(worker: Worker, topic: str, records: int) -> float:
+    from tests.connectors.counting import progress
+
+    name = f"bench-sink-{uuid.uuid4().hex[:8]}"
+    worker.create(
+        name,
+        {"connector.class": "tests.connectors.counting.CountingSinkConnector", "topics": topic},
+    )
+    deadline = time.monotonic() + 300
+    while progress(name).count < records:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"sink saw {progress(name).count} of {records} records")
+        time.sleep(0.01)
+    p = progress(name)
+    assert p.first is not None
+    assert p.last is not None
+    return records / (p.last - p.first)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--records", type=int, default=200_000, help="records per measurement")
+    parser.add_argument("--runs", type=int, default=1, help="repeat; report the best of each")
+    parser.add_argument("--bootstrap", help="an existing broker (default: an embedded one)")
+    parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.count:
+        count_topic(args.count[0], args.count[1], int(args.count[2]))
+        return
+
+    n = args.records
+    broker = None if args.bootstrap else EmbeddedKafka().start()
+    bootstrap = args.bootstrap or broker.bootstrap_servers  # type: ignore[union-attr]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            worker = Worker(bootstrap, Path(tmp))
+            try:
+                from cdk.runtime._source_runner import PRODUCER_DEFAULTS
+                from cdk.runtime._worker_config import WorkerConfig
+
+                # exactly the settings the worker's source tasks produce with
+                producer_props = {
+                    **PRODUCER_DEFAULTS,
+                    **WorkerConfig(worker.props).producer_props(),
+                }
+                best = [0.0, 0.0, 0.0, 0.0]  # source hand, source worker, sink hand, sink worker
+                for _ in range(args.runs):
+                    hand_topic, worker_topic = (f"bench-{uuid.uuid4().hex[:8]}" for _ in range(2))
+                    create_topics(bootstrap, [hand_topic, worker_topic], partitions=1)
+                    measured = [
+                        hand_source(bootstrap, hand_topic, n, producer_props),
+                        worker_source(worker, bootstrap, worker_topic, n),
+                        hand_sink(bootstrap, hand_topic, n),
+                        worker_sink(worker, hand_topic, n),
+                    ]
+                    best = [max(b, m) for b, m in zip(best, measured, strict=True)]
+                rows = [
+                    ("source: generator -> JsonConverter -> Kafka", best[0], best[1]),
+                    ("sink: Kafka -> JsonConverter -> no-op sink", best[2], best[3]),
+                ]
+            finally:
+                worker.stop()
+    finally:
+        if broker is not None:
+            broker.stop()
+
+    print(f"Worker throughput, {n:,} records of a 9-field Struct (JsonConverter, schemas on),")
+    print("embedded Tansu broker, one partition; hand-written confluent-kafka loop in the same run")
+    print(f"(best of {args.runs} run(s))")
+    print()
+    print("| pipeline | hand-written loop (records/s) | worker (records/s) | worker / loop |")
+    print("|---|---:|---:|---:|")
+    for name, hand, work in rows:
+        print(f"| {name} | {hand:,.0f} | {work:,.0f} | {work / hand:.0%} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""``cdk standalone``: Kafka's ``connect-standalone``, running Python connectors."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+
+from cdk.errors import ConnectException
+
+__all__ = ["read_connector_file", "standalone"]
+
+log = logging.getLogger("cdk.cli.standalone")
+
+
+def read_connector_file(path: Path) -> tuple[str, dict[str, str]]:
+    """Read a connector configuration: a ``.properties`` file, or Kafka's JSON ``{name, config}``.
+
+    A JSON file may also be a flat object of settings (with ``name``).
+
+    Raises:
+        ConfigException: unreadable, malformed, or without a connector name.
+    """
+    from cdk.config import load_properties
+    from cdk.errors import ConfigException
+
+    if path.suffix.lower() == ".json":
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigException(f"Could not read connector config {path}: {exc}") from exc
+        except json.JSONDecodeError as exc:
+            raise ConfigException(f"{path}: malformed JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigException(f"{path}: expected a JSON object with name and config")
+        raw = data.get("config", data)
+        if not isinstance(raw, dict):
+            raise ConfigException(f"{path}: config must be a JSON object")
+        config = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
+        for key, value in raw.items():
+            if isinstance(value, bool):
+                config[str(key)] = "true" if value else "false"
+        name = data.get("name") or config.get("name")
+    else:
+        config = load_properties(path)
+        name = config.get("name")
+    if not name or not str(name).strip():
+        raise ConfigException(f"{path}: the connector has no name (set 'name')")
+    return str(name).strip(), config
+
+
+@click.command()
+@click.argument("worker_properties", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "connector_configs",
+    nargs=-1,
+    type=click.Path(dir_okay=False, path_type=Path),
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    default="INFO",
+    show_default=True,
+    help="Logging level.",
+)
+def standalone(
+    worker_properties: Path, connector_configs: tuple[Path, ...], log_level: str
+) -> None:
+    """Run a standalone worker with the connectors of CONNECTOR_CONFIGS.
+
+    WORKER_PROPERTIES is a Kafka Connect worker file (bootstrap.servers, key.converter,
+    value.converter, offset.storage.file.filename, listeners, producer.*/consumer.* ...).
+    Each connector config is a .properties file or Kafka's JSON ({"name": ..., "config": {...}}).
+    The worker runs until SIGINT or SIGTERM, then stops its tasks (committing offsets).
+    """
+    from cdk.config import load_properties
+    from cdk.errors import ConfigException
+    from cdk.runtime._standalone import EmbeddedWorker
+
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper()),
+        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        worker_props = load_properties(worker_properties)
+        connectors = [read_connector_file(path) for path in connector_configs]
+        worker = EmbeddedWorker(worker_props)
+    except ConnectException as exc:
+        raise click.ClickException(str(exc)) from exc
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("Received %s: stopping", signal.Signals(signum).name)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            worker.start()
+            for name, config in connectors:
+                info = worker.herder.create_connector(name, config)
+                log.info(
+                    "Created connector %s (%s, %d task(s))", name, info["type"], len(info["tasks"])
+                )
+        except (ConnectException, ConfigException) as exc:
+            worker.stop()
+            raise click.ClickException(str(exc)) from exc
+        names = ", ".join(name for name, _ in connectors) or "none"
+        click.echo(f"cdk standalone: REST API at {worker.rest_url}; connectors: {names}", err=True)
+        while not stop.wait(0.5):
+            pass
+        worker.stop()
+        click.echo("cdk standalone: stopped", err=True)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,796 @@
+"""The sink task runner: consumer → converters → SMTs → ``put`` → ``pre_commit`` → offset commit.
+
+:class:`WorkerSinkTask` runs one :class:`~cdk.api.SinkTask` on a dedicated thread, as Kafka
+Connect's ``WorkerSinkTask``: a consumer in the group ``connect-<connector>`` reads batches, the
+key/value/header converters and the SMT chain (under the error-tolerance operator) make
+:class:`~cdk.api.SinkRecord` objects, and ``put`` receives them. A
+:class:`~cdk.errors.RetriableException` from ``put`` pauses every partition and redelivers the same
+batch after ``context.timeout(ms)``; any other exception fails the task. Every
+``offset.flush.interval.ms`` (or on ``context.request_commit()``) the task's ``pre_commit``
+decides which offsets to commit; rebalances call ``close``/``open`` with a synchronous commit of
+the revoked partitions in between.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from cdk.api import (
+    Header,
+    Headers,
+    OffsetAndMetadata,
+    SinkRecord,
+    SinkTask,
+    TimestampType,
+    TopicPartition,
+)
+from cdk.errors import ConnectException, RetriableException
+from cdk.runtime._contexts import WorkerSinkTaskContext
+from cdk.runtime._errors import ConsumedRecord, ProcessingContext, RetryWithToleranceOperator, Stage
+from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+
+if TYPE_CHECKING:
+    import confluent_kafka
+
+    from cdk.api import ErrantRecordReporter
+    from cdk.converters import Converter, HeaderConverter
+    from cdk.transforms import TransformationChain
+
+__all__ = ["CONSUMER_DEFAULTS", "WorkerSinkTask", "consumer_group_id"]
+
+log = logging.getLogger(__name__)
+
+#: Consumer settings of sink tasks unless the worker or connector sets them.
+CONSUMER_DEFAULTS: dict[str, Any] = {
+    "enable.auto.commit": False,
+    "auto.offset.reset": "earliest",
+    "session.timeout.ms": 6000,
+    "heartbeat.interval.ms": 500,
+    "fetch.wait.max.ms": 100,
+    "queued.min.messages": 100000,
+}
+MAX_POLL_RECORDS = "max.poll.records"
+_POLL_SLICE_S = 0.1  # how often a waiting poll checks for stop / state changes
+_TIMESTAMP_TYPES = {
+    0: TimestampType.NO_TIMESTAMP_TYPE,
+    1: TimestampType.CREATE_TIME,
+    2: TimestampType.LOG_APPEND_TIME,
+}
+_new_sink_record = SinkRecord.__new__
+
+
+def consumer_group_id(connector: str) -> str:
+    """The consumer group of a sink connector's tasks: ``connect-<name>`` (as Kafka)."""
+    return f"connect-{connector}"
+
+
+class WorkerSinkTask:
+    """Runs one sink task on its own thread.
+
+    Args:
+        task_id: the task's id.
+        task: the task instance (not yet initialized).
+        task_props: the task's configuration (given to ``start``; holds ``topics`` or
+            ``topics.regex``).
+        worker_id: written into the statuses.
+        status_store: where the task's state is reported.
+        target: the initial target state.
+        key_converter: converter for record keys.
+        value_converter: converter for record values.
+        header_converter: converter for header values.
+        transformation_chain: the connector's SMT chain.
+        operator: the retry/tolerance operator of the connector.
+        consumer_config: librdkafka consumer settings including ``group.id`` (sink defaults
+            are added; ``max.poll.records`` is read here, 500 by default).
+        errant_reporter: the task's errant record reporter, None when not configured.
+        flush_interval_ms: ``offset.flush.interval.ms``.
+        flush_timeout_ms: ``offset.flush.timeout.ms``.
+        closers: called (errors logged) when the task ends: converters, SMTs, reporters, ...
+        consumer_factory: builds the consumer from its config (``cdk.kafka.new_consumer``).
+    """
+
+    def __init__(
+        self,
+        task_id: ConnectorTaskId,
+        task: SinkTask,
+        task_props: Mapping[str, str],
+        *,
+        worker_id: str,
+        status_store: StatusStore,
+        target: TargetState,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        transformation_chain: TransformationChain[Any],
+        operator: RetryWithToleranceOperator,
+        consumer_config: Mapping[str, Any],
+        errant_reporter: ErrantRecordReporter | None = None,
+        flush_interval_ms: int = 60000,
+        flush_timeout_ms: int = 5000,
+        closers: Sequence[Callable[[], None]] = (),
+        consumer_factory: Callable[[Mapping[str, Any]], confluent_kafka.Consumer] | None = None,
+    ) -> None:
+        self.id = task_id
+        self.task = task
+        self._task_props = dict(task_props)
+        self._worker_id = worker_id
+        self._status_store = status_store
+        self._target = target
+        self._key_converter = key_converter
+        self._value_converter = value_converter
+        self._header_converter = header_converter
+        self._chain = transformation_chain
+        self._operator = operator
+        config = {**CONSUMER_DEFAULTS, **consumer_config}
+        config.setdefault("group.id", consumer_group_id(task_id.connector))
+        raw_max = config.pop(MAX_POLL_RECORDS, 500)
+        try:
+            self._max_poll_records = max(int(raw_max), 1)
+        except (TypeError, ValueError):
+            raise ConnectException(
+                f"Invalid value {raw_max} for configuration {MAX_POLL_RECORDS}"
+            ) from None
+        config["on_commit"] = self._on_commit
+        self._consumer_config = config
+        self._errant_reporter = errant_reporter
+        # Raw messages of the batch being delivered, for the errant record reporter's DLQ.
+        self._raw: dict[tuple[str, int, int], Any] | None = (
+            {} if errant_reporter is not None else None
+        )
+        self._flush_interval_s = max(flush_interval_ms, 0) / 1000.0
+        self._flush_timeout_s = max(flush_timeout_ms, 0) / 1000.0
+        self._closers = list(closers)
+        self._consumer_factory = consumer_factory
+        self.context = WorkerSinkTaskContext(task_props, self, errant_reporter)
+
+        self._consumer: confluent_kafka.Consumer | None = None
+        # Offsets keyed by (topic, partition): next offset to read.
+        self._assigned: set[TopicPartition] = set()
+        self._current: dict[tuple[str, int], int] = {}
+        self._last_committed: dict[tuple[str, int], OffsetAndMetadata] = {}
+        self._force_commit = False
+        self._batch: list[SinkRecord] = []
+        self._batch_positions: dict[tuple[str, int], int] = {}
+        self._paused_for_redelivery = False
+        self._consumer_paused_all = False
+        self._in_assign = False
+        self._sync_pauses = False
+        self._rebalance_error: BaseException | None = None
+        self._partitions_closed = False
+
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._cancelled = False
+        self._wakeup = False
+        self._thread = threading.Thread(
+            target=self._run, name=f"cdk-task-{task_id.connector}-{task_id.task}", daemon=True
+        )
+
+    def __repr__(self) -> str:
+        return f"WorkerSinkTask{{id={self.id}}}"
+
+    # -- control (any thread) --------------------------------------------------------------------
+    @property
+    def thread(self) -> threading.Thread:
+        """The task's thread."""
+        return self._thread
+
+    def start(self) -> None:
+        """Start the task's thread."""
+        self._thread.start()
+
+    def set_target_state(self, target: TargetState) -> None:
+        """Pause (``PAUSED``) or resume (``STARTED``) the task."""
+        self._target = target
+        self._wakeup = True
+
+    def stop(self) -> None:
+        """Ask the task to stop; the task thread commits, closes partitions and stops the task."""
+        with self._lock:
+            self._stopping = True
+            self._wakeup = True
+        self._operator.trigger_stop()
+
+    def raw_record_for(self, record: SinkRecord) -> ConsumedRecord | None:
+        """The raw Kafka record a delivered sink record came from (for the DLQ), if known."""
+        raw = self._raw
+        if raw is None:
+            return None
+        msg = raw.get((record.topic, record.kafka_partition or 0, record.kafka_offset))
+        return None if msg is None else ConsumedRecord.from_message(msg)
+
+    def await_stop(self, timeout_s: float | None) -> bool:
+        """Wait for the task's thread to end; whether it ended within ``timeout_s``."""
+        if not self._thread.ident:
+            return True
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def cancel(self) -> None:
+        """Give up on a task that did not stop in time: it reports and commits nothing more."""
+        self._cancelled = True
+        self.stop()
+
+    # -- SinkTaskOwner (for the context) ---------------------------------------------------------
+    def assigned_partitions(self) -> set[TopicPartition]:
+        """The partitions currently assigned to this task."""
+        return set(self._assigned)
+
+    def consumer_paused_by_worker(self) -> bool:
+        """Whether every partition is held paused (connector paused, or redelivery)."""
+        return self._should_pause() or self._paused_for_redelivery
+
+    def pause_consumer(self, partitions: set[TopicPartition]) -> None:
+        """Pause fetching from ``partitions``: applied on the task thread before its next poll."""
+        self._sync_pauses = True
+        self._wakeup = True
+
+    def resume_consumer(self, partitions: set[TopicPartition]) -> None:
+        """Resume fetching from ``partitions``: applied on the task thread before its next poll."""
+        self._sync_pauses = True
+        self._wakeup = True
+
+    def _apply_task_pauses(self) -> None:
+        """Make the consumer's paused partitions match what the task asked for."""
+        self._sync_pauses = False
+        consumer = self._consumer
+        if consumer is None or not self._assigned or self.consumer_paused_by_worker():
+            return
+        paused = self.context.retain_paused(set(self._assigned))
+        if paused:
+            consumer.pause(_kafka_partitions(paused))
+        running = self._assigned - paused
+        if running:
+            consumer.resume(_kafka_partitions(running))
+
+    # -- the task thread -------------------------------------------------------------------------
+    def _run(self) -> None:
+        failed = False
+        started = False
+        try:
+            if self._target is TargetState.PAUSED:
+                self._report(State.PAUSED)
+                while self._target is TargetState.PAUSED and not self._stopping:
+                    time.sleep(_POLL_SLICE_S)
+                if self._stopping:
+                    return
+            self._initialize_and_start()
+            started = True
+            self._report(State.RUNNING)
+            self._execute()
+        except BaseException as exc:  # noqa: BLE001 - any error fails the task with its trace
+            failed = True
+            self._fail(exc)
+        finally:
+            self._close(started, failed)
+
+    def _initialize_and_start(self) -> None:
+        factory = self._consumer_factory
+        if factory is None:
+            from cdk.kafka import new_consumer
+
+            factory = new_consumer
+        try:
+            self._consumer = factory(self._consumer_config)
+        except Exception as exc:
+            raise ConnectException(f"{self}: failed to create consumer: {exc}") from exc
+        self.task.initialize(self.context)
+        self.task.start(dict(self._task_props))
+        regex = self._task_props.get("topics.regex", "").strip()
+        topics = [t.strip() for t in self._task_props.get("topics", "").split(",") if t.strip()]
+        if regex:
+            subscription = [regex if regex.startswith("^") else "^" + regex]
+        elif topics:
+            subscription = topics
+        else:
+            raise ConnectException(
+                f"{self}: the sink task has neither 'topics' nor 'topics.regex' in its config"
+            )
+        self._consumer.subscribe(
+            subscription,
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
+        )
+
+    def _execute(self) -> None:
+        next_commit = time.monotonic() + self._flush_interval_s
+        was_paused = False
+        while not self._stopping:
+            paused = self._should_pause()
+            if paused != was_paused:
+                was_paused = paused
+                if paused:
+                    self._pause_all()
+                    self._report(State.PAUSED)
+                    self.context.request_commit()
+                else:
+                    if not self._paused_for_redelivery:
+                        self._resume_all()
+                    self._report(State.RUNNING)
+            now = time.monotonic()
+            if self.context.is_commit_requested() or now >= next_commit:
+                self.context.take_commit_request()
+                self._commit_offsets(closing=False)
+                next_commit = now + self._flush_interval_s
+            timeout_s = max(next_commit - now, 0.0)
+            retry_ms = self.context.take_timeout_ms()
+            if retry_ms > 0:
+                timeout_s = min(timeout_s, retry_ms / 1000.0)
+            self._rewind()
+            if self._sync_pauses:
+                self._apply_task_pauses()
+            messages = self._poll(timeout_s)
+            if self._rebalance_error is not None:
+                error, self._rebalance_error = self._rebalance_error, None
+                raise error
+            if messages:
+                self._convert_messages(messages)
+            self._deliver_messages()
+
+    def _poll(self, timeout_s: float) -> list[Any]:
+        """Wait up to ``timeout_s`` for messages; return early on stop or a state change."""
+        consumer = self._consumer
+        assert consumer is not None
+        max_records = self._max_poll_records
+        deadline = time.monotonic() + timeout_s
+        self._wakeup = False
+        while True:
+            if self._sync_pauses:
+                return []
+            batch = consumer.consume(max_records, 0)
+            if batch:
+                return batch
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._wakeup or self._stopping:
+                return []
+            first = consumer.poll(min(remaining, _POLL_SLICE_S))
+            if first is not None:
+                rest = consumer.consume(max_records - 1, 0) if max_records > 1 else []
+                return [first, *rest]
+            if self._rebalance_error is not None or self.context.is_commit_requested():
+                return []
+
+    def _convert_messages(self, messages: list[Any]) -> None:
+        batch = self._batch
+        positions = self._batch_positions
+        chain = self._chain if len(self._chain) else None
+        key_to = self._key_converter.to_connect_data
+        value_to = self._value_converter.to_connect_data
+        convert_headers = self._convert_headers
+        ts_types = _TIMESTAMP_TYPES
+        new = _new_sink_record
+        raw = self._raw
+        for msg in messages:
+            if msg.error() is not None:
+                self._consumer_error(msg.error())
+                continue
+            topic = msg.topic()
+            partition = msg.partition()
+            offset = msg.offset()
+            positions[(topic, partition)] = offset + 1
+            if raw is not None:
+                raw[(topic, partition, offset)] = msg
+            try:
+                raw_headers = msg.headers()
+                headers = convert_headers(topic, raw_headers) if raw_headers else Headers()
+                key = key_to(topic, msg.key(), headers)
+                value = value_to(topic, msg.value(), headers)
+                ts_type, ts = msg.timestamp()
+                # Fields set directly: the values come from Kafka, the constructor's checks
+                # would only cost time.
+                record: Any = new(SinkRecord)
+                record.topic = topic
+                record.kafka_partition = partition
+                record.key_schema = key.schema
+                record.key = key.value
+                record.value_schema = value.schema
+                record.value = value.value
+                record.kafka_offset = offset
+                record.timestamp = ts if ts_type and ts >= 0 else None
+                record.timestamp_type = ts_types[ts_type]
+                record.headers = headers
+                if chain is not None:
+                    record = chain.apply(record)
+            except Exception:  # noqa: BLE001 - retried under the error operator
+                record = self._convert_tolerant(msg)
+            if record is not None:
+                batch.append(record)
+
+    def _convert_headers(self, topic: str, raw_headers: Sequence[tuple[str, Any]]) -> Headers:
+        convert = self._header_converter.to_connect_header
+        out = []
+        for key, raw in raw_headers:
+            converted = convert(topic, key, raw)
+            out.append(Header(key, converted.schema, converted.value))
+        return Headers(out)
+
+    def _convert_tolerant(self, msg: Any) -> SinkRecord | None:
+        """Redo a message's convert/transform stages under the retry/tolerance operator."""
+        operator = self._operator
+        topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+        raw_headers = msg.headers() or []
+        ts_type, ts = msg.timestamp()
+        consumed = ConsumedRecord(
+            topic=topic,
+            partition=partition,
+            offset=offset,
+            key=msg.key(),
+            value=msg.value(),
+            headers=list(raw_headers),
+            timestamp=ts if ts_type and ts >= 0 else None,
+        )
+        context = ProcessingContext(consumed=consumed)
+        key = operator.execute(
+            lambda: self._key_converter.to_connect_data(topic, msg.key()),
+            Stage.KEY_CONVERTER,
+            type(self._key_converter),
+            context,
+        )
+        if operator.failed():
+            return None
+        value = operator.execute(
+            lambda: self._value_converter.to_connect_data(topic, msg.value()),
+            Stage.VALUE_CONVERTER,
+            type(self._value_converter),
+            context,
+        )
+        if operator.failed():
+            return None
+        headers = operator.execute(
+            lambda: self._convert_headers(topic, raw_headers),
+            Stage.HEADER_CONVERTER,
+            type(self._header_converter),
+            context,
+        )
+        if operator.failed():
+            return None
+        assert key is not None
+        assert value is not None
+        record: Any = SinkRecord(
+            topic,
+            partition,
+            key.schema,
+            key.value,
+            value.schema,
+            value.value,
+            offset,
+            ts if ts_type and ts >= 0 else None,
+            _TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP_TYPE),
+            headers,
+        )
+        for stage in self._chain:
+            current = record
+            record = operator.execute(
+                functools.partial(stage.apply, current),
+                Stage.TRANSFORMATION,
+                type(stage.transformation),
+                context,
+            )
+            if record is None:
+                return None
+        return record  # type: ignore[no-any-return]
+
+    def _consumer_error(self, error: Any) -> None:
+        from confluent_kafka import KafkaError, KafkaException
+
+        if error.code() == KafkaError._PARTITION_EOF:
+            return
+        if error.fatal():
+            raise ConnectException(f"{self}: fatal consumer error: {error}") from KafkaException(
+                error
+            )
+        log.warning("%s consumer error: %s", self, error)
+
+    def _deliver_messages(self) -> None:
+        batch = self._batch
+        try:
+            self.task.put(list(batch))
+        except RetriableException as exc:
+            log.error("%s RetriableException from SinkTask %s:", self, self.id, exc_info=exc)
+            self._paused_for_redelivery = True
+            self._pause_all()
+            return
+        except Exception as exc:
+            log.error(
+                "%s Task threw an uncaught and unrecoverable exception. Task is being killed "
+                "and will not recover until manually restarted",
+                self,
+                exc_info=exc,
+            )
+            raise ConnectException(
+                "Exiting WorkerSinkTask due to unrecoverable exception."
+            ) from exc
+        if self._batch_positions:
+            self._current.update(self._batch_positions)
+            self._batch_positions.clear()
+        batch.clear()
+        if self._raw:
+            self._raw.clear()
+        if self._paused_for_redelivery:
+            self._paused_for_redelivery = False
+            if not self._should_pause():
+                self._resume_all()
+
+    # -- pause / resume --------------------------------------------------------------------------
+    def _should_pause(self) -> bool:
+        return self._target is TargetState.PAUSED
+
+    def _pause_all(self) -> None:
+        if self._consumer is not None and self._assigned:
+            self._consumer.pause(_kafka_partitions(self._assigned))
+
+    def _resume_all(self) -> None:
+        if self._consumer is None:
+            return
+        paused = self.context.paused_partitions()
+        resume = {tp for tp in self._assigned if tp not in paused}
+        if resume:
+            self._consumer.resume(_kafka_partitions(resume))
+
+    def _rewind(self) -> None:
+        if not self.context.has_offsets():
+            return
+        consumer = self._consumer
+        assert consumer is not None
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        for tp, offset in self.context.take_offsets().items():
+            if tp not in self._assigned:
+                log.warning("%s Cannot rewind %s: the partition is not assigned", self, tp)
+                continue
+            try:
+                consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            except Exception as exc:  # noqa: BLE001 - librdkafka refuses seeks before fetching
+                # librdkafka cannot seek a partition it has not started fetching: re-assign it.
+                log.debug("%s seek of %s failed (%s); re-assigning at the offset", self, tp, exc)
+                consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition)])
+                consumer.incremental_assign([KafkaTopicPartition(tp.topic, tp.partition, offset)])
+            key = (tp.topic, tp.partition)
+            self._last_committed[key] = OffsetAndMetadata(offset)
+            self._current[key] = offset
+            self._batch_positions.pop(key, None)
+
+    # -- rebalance callbacks (run inside consumer.poll/consume on the task thread) ----------------
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+        log.debug("%s partitions assigned: %s", self, sorted(tps))
+        self._assigned = set(tps)
+        self._partitions_closed = False
+        self._current = {}
+        self._last_committed = {}
+        self._paused_for_redelivery = False
+        # Let the task open its partitions (and possibly ask for offsets) before assigning.
+        opened = False
+        if self._rebalance_error is None:
+            self._in_assign = True
+            try:
+                self.task.open(set(tps))
+                opened = True
+            except Exception as exc:  # noqa: BLE001 - re-raised after the rebalance
+                self._rebalance_error = exc
+            finally:
+                self._in_assign = False
+        rewinds = self.context.take_offsets() if opened else {}
+        committed: dict[tuple[str, int], int] = {}
+        try:
+            for p in consumer.committed(partitions, timeout=30):
+                if p.offset >= 0:
+                    committed[(p.topic, p.partition)] = p.offset
+        except Exception as exc:  # noqa: BLE001 - the committed position is only a hint
+            log.warning("%s could not read committed offsets: %s", self, exc)
+        assignment = []
+        for p in partitions:
+            key = (p.topic, p.partition)
+            offset = rewinds.get(TopicPartition(p.topic, p.partition))
+            if offset is not None:
+                assignment.append(KafkaTopicPartition(p.topic, p.partition, offset))
+                position: int | None = offset
+            else:
+                assignment.append(KafkaTopicPartition(p.topic, p.partition))
+                position = committed.get(key)
+            if position is not None:
+                self._last_committed[key] = OffsetAndMetadata(position)
+                self._current[key] = position
+        consumer.assign(assignment)
+        paused = self.context.retain_paused(tps)
+        if self._should_pause():
+            self._pause_all()
+        elif paused:
+            consumer.pause(_kafka_partitions(paused))
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        log.debug("%s partitions revoked", self)
+        if not self._partitions_closed and self._assigned:
+            try:
+                self._close_partitions()
+            except Exception as exc:  # noqa: BLE001 - re-raised after the rebalance
+                if self._rebalance_error is None:
+                    self._rebalance_error = exc
+        self._batch.clear()
+        self._batch_positions.clear()
+        if self._raw:
+            self._raw.clear()
+        self._assigned = set()
+
+    def _on_lost(self, consumer: Any, partitions: list[Any]) -> None:
+        log.warning("%s partitions lost; closing them without committing", self)
+        lost = {TopicPartition(p.topic, p.partition) for p in partitions}
+        try:
+            self.task.close(lost)
+        except Exception as exc:  # noqa: BLE001 - re-raised after the rebalance
+            if self._rebalance_error is None:
+                self._rebalance_error = exc
+        self._batch.clear()
+        self._batch_positions.clear()
+        self._assigned -= lost
+        for tp in lost:
+            self._current.pop((tp.topic, tp.partition), None)
+            self._last_committed.pop((tp.topic, tp.partition), None)
+
+    def _close_partitions(self) -> None:
+        """Commit synchronously and close every assigned partition (rebalance or stop)."""
+        self._partitions_closed = True
+        self._commit_offsets(closing=True)
+
+    # -- offsets ---------------------------------------------------------------------------------
+    def _commit_offsets(self, *, closing: bool) -> None:
+        assigned = set(self._assigned)
+        if self._errant_reporter is not None:
+            await_futures = getattr(self._errant_reporter, "await_futures", None)
+            if await_futures is not None:
+                await_futures()
+        current = {
+            TopicPartition(t, p): OffsetAndMetadata(o)
+            for (t, p), o in self._current.items()
+            if TopicPartition(t, p) in assigned
+        }
+        try:
+            provided = self.task.pre_commit(dict(current))
+        except Exception as exc:
+            if closing:
+                log.warning(
+                    "%s Offset commit failed during close: pre_commit raised", self, exc_info=exc
+                )
+            else:
+                log.error(
+                    "%s Offset commit failed, rewinding to last committed offsets",
+                    self,
+                    exc_info=exc,
+                )
+                self._rewind_to_last_committed()
+            return
+        finally:
+            if closing:
+                try:
+                    self.task.close(assigned)
+                except Exception as exc:  # noqa: BLE001 - re-raised after the rebalance
+                    if self._rebalance_error is None:
+                        self._rebalance_error = exc
+        if not provided:
+            log.debug("%s Skipping offset commit, task opted-out by returning no offsets", self)
+            return
+        committable = dict(self._last_committed)
+        for tp, om in provided.items():
+            key = (tp.topic, tp.partition)
+            if tp not in assigned:
+                log.warning(
+                    "%s Ignoring invalid task provided offset %s/%s -- partition not assigned",
+                    self,
+                    tp,
+                    om,
+                )
+            elif key in self._current and om.offset <= self._current[key]:
+                committable[key] = om
+            else:
+                log.warning(
+                    "%s Ignoring invalid task provided offset %s/%s -- not yet consumed",
+                    self,
+                    tp,
+                    om,
+                )
+        if committable == self._last_committed and not self._force_commit:
+            log.debug("%s Skipping offset commit, no change since last commit", self)
+            return
+        self._do_commit(committable, closing)
+
+    def _do_commit(self, offsets: dict[tuple[str, int], OffsetAndMetadata], sync: bool) -> None:
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        consumer = self._consumer
+        assert consumer is not None
+        to_commit = [
+            KafkaTopicPartition(t, p, om.offset, om.metadata)
+            if om.metadata
+            else KafkaTopicPartition(t, p, om.offset)
+            for (t, p), om in offsets.items()
+        ]
+        if not to_commit:
+            return
+        self._force_commit = False
+        try:
+            if sync:
+                consumer.commit(offsets=to_commit, asynchronous=False)
+            else:
+                consumer.commit(offsets=to_commit, asynchronous=True)
+        except Exception as exc:  # noqa: BLE001 - a failed commit is retried at the next one
+            log.error("%s Commit of offsets threw an unexpected exception: %s", self, exc)
+            self._force_commit = True
+            return
+        self._last_committed = dict(offsets)
+
+    def _on_commit(self, err: Any, partitions: list[Any]) -> None:
+        if err is not None:
+            from confluent_kafka import KafkaError
+
+            if err.code() == KafkaError._NO_OFFSET:
+                return
+            log.error("%s Commit of offsets failed: %s", self, err)
+            self._force_commit = True
+
+    def _rewind_to_last_committed(self) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        for (topic, partition), om in self._last_committed.items():
+            try:
+                consumer.seek(KafkaTopicPartition(topic, partition, om.offset))
+            except Exception as exc:  # noqa: BLE001 - the rewind is best effort
+                log.warning("%s could not rewind %s-%d: %s", self, topic, partition, exc)
+            self._current[(topic, partition)] = om.offset
+        self._batch.clear()
+        self._batch_positions.clear()
+
+    # -- status and cleanup ----------------------------------------------------------------------
+    def _report(self, state: State, trace: str | None = None) -> None:
+        if not self._cancelled:
+            self._status_store.put_task(self.id, Status(state, self._worker_id, trace))
+
+    def _fail(self, exc: BaseException) -> None:
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        log.error("%s Task failed: %s", self, exc)
+        self._report(State.FAILED, trace)
+
+    def _close(self, started: bool, failed: bool) -> None:
+        consumer = self._consumer
+        if started and consumer is not None and not self._cancelled:
+            try:
+                if not self._partitions_closed and self._assigned:
+                    self._close_partitions()
+            except Exception:
+                log.exception("%s failed to commit offsets and close partitions", self)
+        if started:
+            try:
+                self.task.stop()
+            except Exception:
+                log.exception("%s Could not stop task", self)
+        if consumer is not None:
+            self._partitions_closed = True
+            self._assigned = set()
+            try:
+                consumer.close()
+            except Exception:
+                log.exception("%s failed to close the consumer", self)
+            self._consumer = None
+        for closer in self._closers:
+            try:
+                closer()
+            except Exception:
+                log.exception("%s failed to close a resource", self)
+        if not failed:
+            self._report(State.UNASSIGNED)
+
+
+def _kafka_partitions(partitions: set[TopicPartition]) -> list[Any]:
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    return [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]

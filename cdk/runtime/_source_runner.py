@@ -1,0 +1,793 @@
+"""The source task runner: poll → SMTs → converters → producer → acks → offset commits.
+
+:class:`WorkerSourceTask` runs one :class:`~cdk.api.SourceTask` on a dedicated thread, as Kafka
+Connect's ``WorkerSourceTask``: records from ``poll()`` go through the transformation chain and
+the key/value/header converters (under the error-tolerance operator) to an idempotent
+confluent-kafka producer; each delivery report acks the record's :class:`SubmittedRecord` and calls
+``commit_record``. Every ``offset.flush.interval.ms`` and on stop, the source offsets up to the
+last record with no unacknowledged record before it are written to the offset store, then
+``commit()`` is called.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cdk.api import RecordMetadata, SourceRecord, SourceTask
+from cdk.errors import ConfigException, ConnectException, RetriableException
+from cdk.runtime._errors import ProcessingContext, RetryWithToleranceOperator, Stage
+from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+from cdk.runtime._submitted import SubmittedRecord, SubmittedRecords
+
+if TYPE_CHECKING:
+    import confluent_kafka
+
+    from cdk.converters import Converter, HeaderConverter
+    from cdk.runtime._offsets import OffsetStorageWriter
+    from cdk.transforms import TransformationChain
+
+__all__ = ["TopicCreation", "TopicCreationGroup", "WorkerSourceTask"]
+
+log = logging.getLogger(__name__)
+
+# librdkafka producer settings for throughput; anything the user sets wins.
+PRODUCER_DEFAULTS: dict[str, Any] = {
+    "enable.idempotence": True,
+    "acks": "all",
+    "linger.ms": 5,
+    "batch.num.messages": 10000,
+    "batch.size": 1048576,
+    "queue.buffering.max.messages": 200000,
+    "queue.buffering.max.kbytes": 262144,
+}
+
+_SEND_FAILED_BACKOFF_S = 0.1
+_Headers = list[tuple[str, bytes | None]]
+_Converted = tuple[SourceRecord, bytes | None, bytes | None, _Headers | None]
+
+
+# -- topic creation ------------------------------------------------------------------------------
+@dataclass
+class TopicCreationGroup:
+    """A ``topic.creation.<group>`` rule: which topics it covers and how to create them.
+
+    Attributes:
+        name: the group's name (``default`` for the default group).
+        include: regexes of the topic names the group covers.
+        exclude: regexes of topic names it does not cover (exclusion wins).
+        partitions: partitions of a new topic (-1: the broker default).
+        replication_factor: replication factor of a new topic (-1: the broker default).
+        configs: other topic configs (``cleanup.policy``, ...).
+    """
+
+    name: str
+    include: list[re.Pattern[str]]
+    exclude: list[re.Pattern[str]] = field(default_factory=list)
+    partitions: int = -1
+    replication_factor: int = -1
+    configs: dict[str, str] = field(default_factory=dict)
+
+    def matches(self, topic: str) -> bool:
+        """Whether this group covers ``topic``."""
+        if any(p.fullmatch(topic) for p in self.exclude):
+            return False
+        return any(p.fullmatch(topic) for p in self.include)
+
+
+class TopicCreation:
+    """The connector's topic creation rules (Kafka's ``topic.creation.*``, KIP-158).
+
+    Topic creation is on for a connector when ``topic.creation.default.replication.factor`` and
+    ``topic.creation.default.partitions`` are set (and the worker's ``topic.creation.enable`` is
+    true). Otherwise the runner relies on the broker to create topics on first produce.
+    """
+
+    def __init__(self, groups: Sequence[TopicCreationGroup]) -> None:
+        self.groups = list(groups)
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, str], *, enabled: bool = True) -> TopicCreation | None:
+        """The rules in a connector's properties, or None when topic creation is off.
+
+        Raises:
+            ConfigException: naming the key, for an invalid number or regex.
+        """
+        prefix = "topic.creation."
+        if not enabled:
+            return None
+        if (
+            f"{prefix}default.replication.factor" not in props
+            or f"{prefix}default.partitions" not in props
+        ):
+            return None
+        names = [g.strip() for g in props.get(f"{prefix}groups", "").split(",") if g.strip()]
+        groups = [cls._group(props, name) for name in names if name != "default"]
+        groups.append(cls._group(props, "default"))
+        return cls(groups)
+
+    @staticmethod
+    def _group(props: Mapping[str, str], name: str) -> TopicCreationGroup:
+        prefix = f"topic.creation.{name}."
+        own = {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
+
+        def regexes(key: str, default: str) -> list[re.Pattern[str]]:
+            raw = own.pop(key, default)
+            out = []
+            for item in (s.strip() for s in str(raw).split(",")):
+                if not item:
+                    continue
+                try:
+                    out.append(re.compile(item))
+                except re.error as exc:
+                    raise ConfigException(prefix + key, raw, f"Invalid regex: {exc}") from exc
+            return out
+
+        def number(key: str) -> int:
+            raw = own.pop(key, "-1")
+            try:
+                value = int(str(raw).strip())
+            except ValueError:
+                raise ConfigException(prefix + key, raw, "Not a number") from None
+            if value == 0 or value < -1:
+                raise ConfigException(
+                    prefix + key, raw, "Value must be -1 (broker default) or at least 1"
+                )
+            return value
+
+        include = regexes("include", ".*" if name == "default" else "")
+        exclude = regexes("exclude", "")
+        return TopicCreationGroup(
+            name,
+            include,
+            exclude,
+            partitions=number("partitions"),
+            replication_factor=number("replication.factor"),
+            configs={k: str(v) for k, v in own.items()},
+        )
+
+    def group_for(self, topic: str) -> TopicCreationGroup:
+        """The first group covering ``topic`` (the default group covers the rest)."""
+        for group in self.groups:
+            if group.matches(topic):
+                return group
+        return self.groups[-1]
+
+
+# -- the runner ----------------------------------------------------------------------------------
+class WorkerSourceTask:
+    """Runs one source task on its own thread.
+
+    Args:
+        task_id: the task's id.
+        task: the task instance (not yet initialized).
+        task_props: the task's configuration (given to ``start``).
+        context: the task's context (given to ``initialize``).
+        worker_id: written into the statuses.
+        status_store: where the task's state is reported.
+        target: the initial target state.
+        key_converter: converter for record keys.
+        value_converter: converter for record values.
+        header_converter: converter for header values.
+        transformation_chain: the connector's SMT chain.
+        operator: the retry/tolerance operator of the connector.
+        producer_config: librdkafka producer settings (throughput defaults are added).
+        offset_writer: where source offsets are committed.
+        flush_interval_ms: ``offset.flush.interval.ms``.
+        flush_timeout_ms: ``offset.flush.timeout.ms``.
+        admin_config: admin client settings, for topic creation.
+        topic_creation: the connector's topic creation rules, None to leave it to the broker.
+        closers: called (errors logged) when the task ends: converters, SMTs, reporters, ...
+        producer_factory: builds the producer from its config (``cdk.kafka.new_producer``).
+        admin_factory: builds an admin client from its config (``cdk.kafka.new_admin``).
+    """
+
+    def __init__(
+        self,
+        task_id: ConnectorTaskId,
+        task: SourceTask,
+        task_props: Mapping[str, str],
+        context: Any,
+        *,
+        worker_id: str,
+        status_store: StatusStore,
+        target: TargetState,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        transformation_chain: TransformationChain[Any],
+        operator: RetryWithToleranceOperator,
+        producer_config: Mapping[str, Any],
+        offset_writer: OffsetStorageWriter,
+        flush_interval_ms: int = 60000,
+        flush_timeout_ms: int = 5000,
+        admin_config: Mapping[str, Any] | None = None,
+        topic_creation: TopicCreation | None = None,
+        closers: Sequence[Callable[[], None]] = (),
+        producer_factory: Callable[[Mapping[str, Any]], confluent_kafka.Producer] | None = None,
+        admin_factory: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> None:
+        self.id = task_id
+        self.task = task
+        self._task_props = dict(task_props)
+        self._context = context
+        self._worker_id = worker_id
+        self._status_store = status_store
+        self._target = target
+        self._key_converter = key_converter
+        self._value_converter = value_converter
+        self._header_converter = header_converter
+        self._chain = transformation_chain
+        self._operator = operator
+        self._producer_config = {**PRODUCER_DEFAULTS, **producer_config}
+        self._writer = offset_writer
+        self._flush_interval_s = max(flush_interval_ms, 0) / 1000.0
+        self._flush_timeout_s = max(flush_timeout_ms, 0) / 1000.0
+        self._admin_config = dict(
+            admin_config or {"bootstrap.servers": self._producer_config.get("bootstrap.servers")}
+        )
+        self._topic_creation = topic_creation
+        self._closers = list(closers)
+        self._producer_factory = producer_factory
+        self._admin_factory = admin_factory
+
+        self._submitted = SubmittedRecords()
+        self._producer: confluent_kafka.Producer | None = None
+        self._admin: Any = None
+        self._known_topics: set[str] = set()
+        self._send_error: BaseException | None = None
+        self._tolerate_all = operator.tolerance_all
+        self._calls_commit_record = type(task).commit_record is not SourceTask.commit_record
+
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._cancelled = False
+        self._task_started = False
+        self._task_stop_called = False
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"cdk-task-{task_id.connector}-{task_id.task}", daemon=True
+        )
+
+    def __repr__(self) -> str:
+        return f"WorkerSourceTask{{id={self.id}}}"
+
+    # -- control (any thread) --------------------------------------------------------------------
+    @property
+    def thread(self) -> threading.Thread:
+        """The task's thread."""
+        return self._thread
+
+    def start(self) -> None:
+        """Start the task's thread."""
+        self._thread.start()
+
+    def set_target_state(self, target: TargetState) -> None:
+        """Pause (``PAUSED``) or resume (``STARTED``) the task."""
+        self._target = target
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Ask the task to stop: ``task.stop()`` is called here, the loop ends, offsets commit."""
+        with self._lock:
+            if self._stopping:
+                return
+            self._stopping = True
+            call_stop = self._task_started and not self._task_stop_called
+            if call_stop:
+                self._task_stop_called = True
+        self._wake.set()
+        self._operator.trigger_stop()
+        if call_stop:
+            self._call_task_stop()
+
+    def await_stop(self, timeout_s: float | None) -> bool:
+        """Wait for the task's thread to end; whether it ended within ``timeout_s``."""
+        if not self._thread.is_alive() and not self._thread.ident:
+            return True
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def cancel(self) -> None:
+        """Give up on a task that did not stop in time: it reports and commits nothing more."""
+        self._cancelled = True
+        self.stop()
+
+    # -- the task thread -------------------------------------------------------------------------
+    def _run(self) -> None:
+        failed = False
+        try:
+            if self._target is TargetState.PAUSED:
+                self._report(State.PAUSED)
+                if not self._await_unpause():
+                    return
+            self._task_start()
+            if self._stopping:
+                return
+            self._report(State.RUNNING)
+            self._execute()
+        except BaseException as exc:  # noqa: BLE001 - any error fails the task with its trace
+            failed = True
+            self._fail(exc)
+        finally:
+            self._close(failed)
+            self._stopped.set()
+
+    def _task_start(self) -> None:
+        self._producer = self._new_producer()
+        self.task.initialize(self._context)
+        self.task.start(dict(self._task_props))
+        with self._lock:
+            self._task_started = True
+            call_stop = self._stopping and not self._task_stop_called
+            if call_stop:
+                self._task_stop_called = True
+        if call_stop:
+            self._call_task_stop()
+
+    def _new_producer(self) -> confluent_kafka.Producer:
+        factory = self._producer_factory
+        if factory is None:
+            from cdk.kafka import new_producer
+
+            factory = new_producer
+        try:
+            return factory(self._producer_config)
+        except Exception as exc:
+            raise ConnectException(f"{self}: failed to create producer: {exc}") from exc
+
+    def _execute(self) -> None:
+        producer = self._producer
+        assert producer is not None
+        poll = self.task.poll
+        next_commit = time.monotonic() + self._flush_interval_s
+        while not self._stopping:
+            if self._target is not TargetState.STARTED:
+                self._pause_loop()
+                next_commit = min(next_commit, time.monotonic() + self._flush_interval_s)
+                continue
+            if self._send_error is not None:
+                self._raise_send_error()
+            try:
+                records = poll()
+            except RetriableException as exc:
+                log.warning(
+                    "%s failed to poll records from SourceTask. Will retry operation.",
+                    self,
+                    exc_info=exc,
+                )
+                records = None
+            if records:
+                self._send_records(records)
+            producer.poll(0)
+            now = time.monotonic()
+            if now >= next_commit:
+                self._commit_offsets()
+                next_commit = now + self._flush_interval_s
+        if self._send_error is not None:
+            self._raise_send_error()
+
+    def _pause_loop(self) -> None:
+        self._report(State.PAUSED)
+        producer = self._producer
+        assert producer is not None
+        next_commit = time.monotonic() + self._flush_interval_s
+        while self._target is not TargetState.STARTED and not self._stopping:
+            self._wake.wait(min(0.1, max(next_commit - time.monotonic(), 0.0)))
+            self._wake.clear()
+            producer.poll(0)
+            now = time.monotonic()
+            if now >= next_commit:
+                self._commit_offsets()
+                next_commit = now + self._flush_interval_s
+        if not self._stopping:
+            self._report(State.RUNNING)
+
+    def _await_unpause(self) -> bool:
+        while self._target is TargetState.PAUSED and not self._stopping:
+            self._wake.wait(0.5)
+            self._wake.clear()
+        return not self._stopping
+
+    def _raise_send_error(self) -> None:
+        error = self._send_error
+        raise ConnectException("Unrecoverable exception from producer send callback") from error
+
+    # -- sending -----------------------------------------------------------------------------
+    def _send_records(self, records: Sequence[SourceRecord]) -> None:
+        """Transform, convert and produce a polled batch.
+
+        Consecutive records of the batch with the same source partition share one
+        :class:`_AckGroup`, tracked as one submitted record with the group's last offset: it is
+        acknowledged once every record of the group is, so committed offsets never pass an
+        unacknowledged record, at the cost of one tracking entry per group instead of per record.
+        """
+        if not isinstance(records, list):
+            records = list(records)
+        chain = self._chain if len(self._chain) else None
+        key_from = self._key_converter.from_connect_data
+        value_from = self._value_converter.from_connect_data
+        convert_headers = self._convert_headers
+        producer = self._producer
+        assert producer is not None
+        produce = producer.produce
+        known_topics = self._known_topics
+        submitted = self._submitted
+        calls_commit_record = self._calls_commit_record
+        group: _AckGroup | None = None
+        for index, pre in enumerate(records):
+            if type(pre) is not SourceRecord and not isinstance(pre, SourceRecord):
+                raise ConnectException(
+                    f"{self}: poll() returned {type(pre).__name__} at index {index}; "
+                    "expected SourceRecord"
+                )
+            partition = pre.source_partition
+            if group is None or (partition is not group.partition and partition != group.partition):
+                if group is not None:
+                    group.close(submitted)
+                group = _AckGroup(self, partition)
+            group.offset = pre.source_offset
+            group.remaining += 1
+            try:
+                record = pre if chain is None else chain.apply(pre)
+                if record is not None:
+                    topic = record.topic
+                    rec_headers = record.headers
+                    headers = convert_headers(topic, rec_headers) if rec_headers else None
+                    key = key_from(topic, record.key_schema, record.key, rec_headers)
+                    value = value_from(topic, record.value_schema, record.value, rec_headers)
+            except Exception:  # noqa: BLE001 - retried under the error operator
+                converted = self._convert_tolerant(pre, index)
+                if converted is None:
+                    self._commit_task_record(pre, None)
+                    group.done_one()
+                    continue
+                record, key, value, headers = converted
+            else:
+                if record is None:
+                    self._commit_task_record(pre, None)
+                    group.done_one()
+                    continue
+            if topic not in known_topics:
+                self._maybe_create_topic(topic)
+            callback = group.on_delivery if not calls_commit_record else _RecordCallback(group, pre)
+            try:
+                if record.kafka_partition is None and record.timestamp is None and not headers:
+                    produce(topic, value, key, on_delivery=callback)
+                else:
+                    self._produce(record, key, value, headers, callback)
+            except BufferError:
+                self._produce_retrying(record, key, value, headers, callback)
+            except Exception as exc:  # noqa: BLE001 - KafkaException, TypeError... of a sync send
+                self._send_failed(group, pre, topic, exc, synchronous=True)
+        if group is not None:
+            group.close(submitted)
+
+    def _produce(
+        self,
+        record: SourceRecord,
+        key: bytes | None,
+        value: bytes | None,
+        headers: _Headers | None,
+        callback: Callable[[Any, Any], None],
+    ) -> None:
+        producer = self._producer
+        assert producer is not None
+        kwargs: dict[str, Any] = {"on_delivery": callback}
+        if record.kafka_partition is not None:
+            kwargs["partition"] = record.kafka_partition
+        if record.timestamp is not None:
+            kwargs["timestamp"] = record.timestamp
+        if headers:
+            kwargs["headers"] = headers
+        producer.produce(record.topic, value, key, **kwargs)
+
+    def _produce_retrying(
+        self,
+        record: SourceRecord,
+        key: bytes | None,
+        value: bytes | None,
+        headers: _Headers | None,
+        callback: Callable[[Any, Any], None],
+    ) -> None:
+        """Produce when the local queue is full: serve delivery reports until there is room."""
+        producer = self._producer
+        assert producer is not None
+        while True:
+            if self._cancelled:
+                raise ConnectException(f"{self} was cancelled while sending")
+            producer.poll(_SEND_FAILED_BACKOFF_S)
+            try:
+                self._produce(record, key, value, headers, callback)
+                return
+            except BufferError:
+                continue
+
+    def _convert_headers(self, topic: str, headers: Any) -> _Headers:
+        convert = self._header_converter.from_connect_header
+        return [(h.key, convert(topic, h.key, h.schema, h.value)) for h in headers]
+
+    def _convert_tolerant(self, pre: SourceRecord, index: int) -> _Converted | None:
+        """Redo a record's transform/convert stages under the retry/tolerance operator.
+
+        Returns None when the record was dropped (by an SMT, or a tolerated error).
+        """
+        operator = self._operator
+        context = ProcessingContext(source_record=pre)
+        record: Any = pre
+        for stage in self._chain:
+            current = record
+            record = operator.execute(
+                functools.partial(stage.apply, current),
+                Stage.TRANSFORMATION,
+                type(stage.transformation),
+                context,
+            )
+            if record is None:
+                return None
+        topic = record.topic
+        rec_headers = record.headers
+        headers = operator.execute(
+            lambda: self._convert_headers(topic, rec_headers) if rec_headers else None,
+            Stage.HEADER_CONVERTER,
+            type(self._header_converter),
+            context,
+        )
+        if operator.failed():
+            return None
+        key = operator.execute(
+            lambda: self._key_converter.from_connect_data(
+                topic, record.key_schema, record.key, rec_headers
+            ),
+            Stage.KEY_CONVERTER,
+            type(self._key_converter),
+            context,
+        )
+        if operator.failed():
+            return None
+        value = operator.execute(
+            lambda: self._value_converter.from_connect_data(
+                topic, record.value_schema, record.value, rec_headers
+            ),
+            Stage.VALUE_CONVERTER,
+            type(self._value_converter),
+            context,
+        )
+        if operator.failed():
+            return None
+        return record, key, value, headers
+
+    def _delivered(self, pre: SourceRecord, msg: Any) -> None:
+        ts_type, ts = msg.timestamp()
+        metadata = RecordMetadata(
+            msg.topic(), msg.partition(), msg.offset(), ts if ts_type else None
+        )
+        self._commit_task_record(pre, metadata)
+
+    def _send_failed(
+        self,
+        group: _AckGroup,
+        pre: SourceRecord | None,
+        topic: str,
+        error: Any,
+        *,
+        synchronous: bool = False,
+    ) -> None:
+        log.error("%s failed to send record to %s: %s", self, topic, error)
+        if self._tolerate_all:
+            if pre is not None:
+                self._commit_task_record(pre, None)
+            group.done_one()
+            return
+        exc = error if isinstance(error, BaseException) else ConnectException(str(error))
+        if synchronous:
+            raise ConnectException("Unrecoverable exception trying to send") from exc
+        if self._send_error is None:
+            self._send_error = exc
+
+    def _commit_task_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        if not self._calls_commit_record:
+            return
+        try:
+            self.task.commit_record(record, metadata)
+        except Exception:
+            log.exception("%s Exception thrown while calling task.commit_record()", self)
+
+    def _maybe_create_topic(self, topic: str) -> None:
+        """Create a topic the task writes to for the first time, if it does not exist.
+
+        With ``topic.creation.*`` rules, the topic gets its group's settings and a failure fails
+        the task (as Kafka). Without rules, it is created with one partition and the broker's
+        default replication factor (as a stock broker's auto-creation would); if that is not
+        allowed, the broker is left to auto-create it.
+        """
+        from confluent_kafka import KafkaError
+        from confluent_kafka.cimpl import NewTopic
+
+        rules = self._topic_creation
+        if rules is not None:
+            group = rules.group_for(topic)
+            new_topic = NewTopic(
+                topic,
+                num_partitions=group.partitions,
+                replication_factor=group.replication_factor,
+                config=dict(group.configs),
+            )
+            log.info("%s creating topic '%s' using creation group %s", self, topic, group.name)
+        else:
+            new_topic = NewTopic(topic, num_partitions=1, replication_factor=-1)
+        try:
+            if self._admin is None:
+                factory = self._admin_factory
+                if factory is None:
+                    from cdk.kafka import new_admin
+
+                    factory = new_admin
+                self._admin = factory(self._admin_config)
+            future = self._admin.create_topics([new_topic], operation_timeout=30)[topic]
+            future.result(timeout=60)
+        except Exception as exc:
+            error = exc.args[0] if exc.args else None
+            exists = (
+                isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS
+            )
+            if not exists and rules is not None:
+                raise ConnectException(
+                    f"Task failed to create new topic {topic}. Ensure that the task is "
+                    "authorized to create topics or that the topic exists and restart the task"
+                ) from exc
+            if not exists:
+                log.warning(
+                    "%s could not create topic '%s' (%s); relying on the broker to create it",
+                    self,
+                    topic,
+                    exc,
+                )
+        self._known_topics.add(topic)
+
+    # -- offsets ---------------------------------------------------------------------------------
+    def _commit_offsets(self) -> bool:
+        """Write the committable offsets to the store, then call ``task.commit()``."""
+        committable = self._submitted.committable_offsets()
+        for partition, offset in committable.offsets:
+            self._writer.offset(partition, offset)
+        try:
+            flushing = self._writer.begin_flush()
+        except Exception:
+            log.exception("%s failed to begin an offset flush", self)
+            return False
+        if flushing:
+            try:
+                self._writer.do_flush()
+            except Exception:
+                log.exception("%s failed to flush offsets to storage", self)
+                self._writer.cancel_flush()
+                return False
+        self._commit_source_task()
+        return True
+
+    def _commit_source_task(self) -> None:
+        try:
+            self.task.commit()
+        except Exception:
+            log.exception("%s Exception thrown while calling task.commit()", self)
+
+    def _final_commit(self) -> None:
+        producer = self._producer
+        if producer is not None:
+            remaining = producer.flush(self._flush_timeout_s)
+            if remaining:
+                log.warning(
+                    "%s %d records were not acknowledged within offset.flush.timeout.ms "
+                    "(%d ms); their offsets are not committed",
+                    self,
+                    remaining,
+                    int(self._flush_timeout_s * 1000),
+                )
+        self._commit_offsets()
+
+    # -- status and cleanup ----------------------------------------------------------------------
+    def _report(self, state: State, trace: str | None = None) -> None:
+        if not self._cancelled:
+            self._status_store.put_task(self.id, Status(state, self._worker_id, trace))
+
+    def _fail(self, exc: BaseException) -> None:
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        log.error(
+            "%s Task threw an uncaught and unrecoverable exception. Task is being killed and "
+            "will not recover until manually restarted",
+            self,
+            exc_info=exc,
+        )
+        self._report(State.FAILED, trace)
+
+    def _call_task_stop(self) -> None:
+        try:
+            self.task.stop()
+        except Exception:
+            log.exception("%s Exception thrown while calling task.stop()", self)
+
+    def _close(self, failed: bool) -> None:
+        if not self._cancelled:
+            try:
+                if self._producer is not None:
+                    self._final_commit()
+            except Exception:
+                log.exception("%s failed to commit offsets on close", self)
+        with self._lock:
+            self._stopping = True
+            call_stop = self._task_started and not self._task_stop_called
+            if call_stop:
+                self._task_stop_called = True
+        if call_stop:
+            self._call_task_stop()
+        if self._producer is not None:
+            self._producer.flush(0)
+            self._producer = None
+        self._admin = None
+        for closer in self._closers:
+            try:
+                closer()
+            except Exception:
+                log.exception("%s failed to close a resource", self)
+        if not failed:
+            self._report(State.UNASSIGNED)
+
+
+class _AckGroup:
+    """Consecutive records of one poll batch with the same source partition, acked as one."""
+
+    __slots__ = ("_submitted", "offset", "owner", "partition", "remaining")
+
+    def __init__(self, owner: WorkerSourceTask, partition: Mapping[str, Any] | None) -> None:
+        self.owner = owner
+        self.partition = partition
+        self.offset: Mapping[str, Any] | None = None
+        self.remaining = 0
+        self._submitted: SubmittedRecord | None = None
+
+    def done_one(self) -> None:
+        """One record of the group was delivered, dropped, or skipped under tolerance."""
+        self.remaining -= 1
+        if self.remaining == 0 and self._submitted is not None:
+            self._submitted.ack()
+
+    def close(self, submitted: SubmittedRecords) -> None:
+        """Every record of the group was handed over: track it with its last offset."""
+        self._submitted = submitted.submit(self.partition, self.offset)
+        if self.remaining == 0:
+            self._submitted.ack()
+
+    def on_delivery(self, err: Any, msg: Any) -> None:
+        """The producer's delivery report of one record of the group."""
+        if err is None:
+            self.done_one()
+        else:
+            self.owner._send_failed(self, None, msg.topic() if msg is not None else "?", err)
+
+
+class _RecordCallback:
+    """A delivery report callback that also calls ``commit_record`` for its record."""
+
+    __slots__ = ("group", "record")
+
+    def __init__(self, group: _AckGroup, record: SourceRecord) -> None:
+        self.group = group
+        self.record = record
+
+    def __call__(self, err: Any, msg: Any) -> None:
+        group = self.group
+        if err is None:
+            group.done_one()
+            group.owner._delivered(self.record, msg)
+        else:
+            topic = msg.topic() if msg is not None else "?"
+            group.owner._send_failed(group, self.record, topic, err)

@@ -1,0 +1,602 @@
+"""The worker: runs connectors and their tasks, reporting their states.
+
+:class:`Worker` is the part of Kafka Connect's ``Worker`` that the herder drives: it instantiates
+connectors through :class:`~cdk.runtime.Plugins`, starts them with their contexts, asks them for
+task configs, and builds each task's pipeline (converters, SMTs, error handling, Kafka clients,
+offset storage) before running it on its own thread (:class:`WorkerSourceTask` /
+:class:`WorkerSinkTask`). Connector errors never propagate to the herder: they become ``FAILED``
+statuses with the error's trace in the :class:`StatusStore`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from cdk.api import Connector, SinkConnector, SinkTask, SourceConnector, SourceTask, Task
+from cdk.errors import ConfigException, ConnectException, NotFoundException
+from cdk.runtime._contexts import (
+    WorkerSinkConnectorContext,
+    WorkerSourceConnectorContext,
+    WorkerSourceTaskContext,
+)
+from cdk.runtime._errors import (
+    DeadLetterQueueReporter,
+    ErrorHandlingConfig,
+    ErrorReporter,
+    LogReporter,
+    RetryWithToleranceOperator,
+    WorkerErrantRecordReporter,
+)
+from cdk.runtime._offsets import OffsetStorageReaderImpl, OffsetStorageWriter
+from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
+from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
+from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+
+if TYPE_CHECKING:
+    from cdk.converters import Converter, HeaderConverter
+    from cdk.runtime._offsets import OffsetBackingStore
+    from cdk.runtime._plugins import Plugins
+    from cdk.runtime._worker_config import WorkerConfig
+
+__all__ = ["ConnectorListener", "Worker"]
+
+log = logging.getLogger(__name__)
+
+TASK_CLASS_CONFIG = "task.class"
+TOPICS_CONFIG = "topics"
+TOPICS_REGEX_CONFIG = "topics.regex"
+_DEFAULT_HEADER_CONVERTER = "cdk.converters.SimpleHeaderConverter"
+
+ConnectorType = Literal["source", "sink"]
+_Runner = WorkerSourceTask | WorkerSinkTask
+
+
+class ConnectorListener(Protocol):
+    """What the herder offers the worker for a connector's context calls."""
+
+    def request_task_reconfiguration(self, connector: str) -> None:
+        """The connector asked for its task configs to be regenerated."""
+        ...
+
+    def raise_error(self, connector: str, error: BaseException) -> None:
+        """The connector reported an unrecoverable error."""
+        ...
+
+
+def _trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+def _class_path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+@dataclass
+class _ConnectorEntry:
+    name: str
+    props: dict[str, str]
+    listener: ConnectorListener
+    connector: Connector | None = None
+    kind: ConnectorType | None = None
+    started: bool = False  # connector.start() returned and stop() not called
+    failed: bool = False
+    target: TargetState = TargetState.STARTED
+    offset_reader: OffsetStorageReaderImpl | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Worker:
+    """Runs connectors and tasks in this process.
+
+    Args:
+        config: the worker configuration.
+        plugins: plugin discovery (connectors, converters, ...).
+        offset_store: where source offsets are kept (started by :meth:`start`).
+        status: where connector and task states are reported.
+        worker_id: this worker's id in statuses (``host:port``).
+    """
+
+    def __init__(
+        self,
+        config: WorkerConfig,
+        plugins: Plugins,
+        offset_store: OffsetBackingStore,
+        status: StatusStore,
+        *,
+        worker_id: str,
+    ) -> None:
+        self.config = config
+        self.plugins = plugins
+        self.offset_store = offset_store
+        self.status = status
+        self.worker_id = worker_id
+        self._lock = threading.RLock()
+        self._connectors: dict[str, _ConnectorEntry] = {}
+        self._tasks: dict[ConnectorTaskId, _Runner] = {}
+        self._started = False
+
+    def __repr__(self) -> str:
+        return f"Worker(id={self.worker_id!r})"
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the worker (and its offset store)."""
+        log.info("Worker %s starting", self.worker_id)
+        self.offset_store.start()
+        self._started = True
+
+    def stop(self) -> None:
+        """Stop every task (gracefully, committing offsets), every connector, the offset store."""
+        if not self._started:
+            return
+        log.info("Worker %s stopping", self.worker_id)
+        self.stop_tasks(self.task_ids())
+        for name in sorted(self.connector_names()):
+            self.stop_connector(name)
+        self.offset_store.stop()
+        self._started = False
+        log.info("Worker %s stopped", self.worker_id)
+
+    # -- connectors ------------------------------------------------------------------------------
+    def connector_names(self) -> set[str]:
+        """The connectors this worker holds (running, paused, stopped or failed)."""
+        with self._lock:
+            return set(self._connectors)
+
+    def is_running(self, name: str) -> bool:
+        """Whether connector ``name`` is started (running or paused) and not failed."""
+        with self._lock:
+            entry = self._connectors.get(name)
+        return entry is not None and entry.started and not entry.failed
+
+    def connector_type(self, name: str) -> ConnectorType:
+        """``"source"`` or ``"sink"`` for a connector this worker holds.
+
+        Raises:
+            NotFoundException: the connector is unknown or could not be instantiated.
+        """
+        entry = self._entry(name)
+        if entry.kind is None:
+            raise NotFoundException(f"Connector {name} could not be instantiated")
+        return entry.kind
+
+    def connector_type_of(self, props: Mapping[str, str]) -> ConnectorType:
+        """``"source"`` or ``"sink"`` for the connector class in ``props``.
+
+        Raises:
+            ConfigException: ``connector.class`` is missing or not a connector.
+        """
+        class_name = props.get("connector.class")
+        if not class_name:
+            raise ConfigException(
+                'Missing required configuration "connector.class" which has no default value.'
+            )
+        cls = self.plugins.connector_class(class_name)
+        return "sink" if issubclass(cls, SinkConnector) else "source"
+
+    def start_connector(
+        self,
+        name: str,
+        props: dict[str, str],
+        listener: ConnectorListener,
+        target: TargetState,
+    ) -> None:
+        """Instantiate, initialize and (unless ``target`` is STOPPED) start a connector.
+
+        Errors of the connector are reported as a FAILED status with the trace; they are not
+        raised.
+
+        Raises:
+            ConnectException: a connector with this name is already held by the worker.
+        """
+        entry = _ConnectorEntry(name, dict(props), listener, target=target)
+        with self._lock:
+            if name in self._connectors:
+                raise ConnectException(f"Connector with name {name} already exists")
+            self._connectors[name] = entry
+        self.status.put_connector(name, Status(State.UNASSIGNED, self.worker_id))
+        try:
+            connector = self.plugins.new_connector(props.get("connector.class", ""))
+            entry.connector = connector
+            if isinstance(connector, SinkConnector):
+                entry.kind = "sink"
+                context: Any = WorkerSinkConnectorContext(
+                    name,
+                    lambda: self._request_reconfiguration(entry),
+                    lambda error: self._connector_error(entry, error),
+                )
+            elif isinstance(connector, SourceConnector):
+                entry.kind = "source"
+                entry.offset_reader = OffsetStorageReaderImpl(self.offset_store, name)
+                context = WorkerSourceConnectorContext(
+                    name,
+                    lambda: self._request_reconfiguration(entry),
+                    lambda error: self._connector_error(entry, error),
+                    entry.offset_reader,
+                )
+            else:  # pragma: no cover - Plugins only returns connectors
+                raise ConnectException(f"{type(connector).__name__} is not a connector")
+            connector.initialize(context)
+        except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
+            self._connector_failed(entry, exc, "Failed to create connector")
+            return
+        log.info("Creating connector %s of type %s", name, props.get("connector.class"))
+        self._transition(entry, target)
+
+    def _transition(self, entry: _ConnectorEntry, target: TargetState) -> None:
+        with entry.lock:
+            entry.target = target
+            if entry.failed or entry.connector is None:
+                return
+            if target is TargetState.STOPPED:
+                if entry.started:
+                    self._call_connector_stop(entry)
+                self.status.put_connector(entry.name, Status(State.STOPPED, self.worker_id))
+                return
+            if not entry.started:
+                try:
+                    entry.connector.start(dict(entry.props))
+                except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
+                    self._connector_failed(entry, exc, "Failed to start connector")
+                    return
+                entry.started = True
+                log.info("Connector %s started", entry.name)
+            state = State.PAUSED if target is TargetState.PAUSED else State.RUNNING
+            self.status.put_connector(entry.name, Status(state, self.worker_id))
+
+    def _call_connector_stop(self, entry: _ConnectorEntry) -> None:
+        entry.started = False
+        assert entry.connector is not None
+        try:
+            entry.connector.stop()
+        except Exception as exc:
+            log.error("Error while shutting down connector %s", entry.name, exc_info=exc)
+
+    def _connector_failed(self, entry: _ConnectorEntry, exc: BaseException, what: str) -> None:
+        log.error("%s %s", what, entry.name, exc_info=exc)
+        entry.failed = True
+        self.status.put_connector(entry.name, Status(State.FAILED, self.worker_id, _trace(exc)))
+
+    def _request_reconfiguration(self, entry: _ConnectorEntry) -> None:
+        entry.listener.request_task_reconfiguration(entry.name)
+
+    def _connector_error(self, entry: _ConnectorEntry, error: BaseException) -> None:
+        self._connector_failed(entry, error, "Connector raised an error")
+        try:
+            entry.listener.raise_error(entry.name, error)
+        except Exception:
+            log.exception("The herder failed to handle the error of connector %s", entry.name)
+
+    def connector_task_configs(self, name: str, props: dict[str, str]) -> list[dict[str, str]]:
+        """The connector's task configs for ``tasks.max``, with ``task.class`` (and sink topics).
+
+        Raises:
+            NotFoundException: the connector is not held by this worker.
+            ConnectException: the connector is not running, or ``task_configs`` failed (the
+                connector is then FAILED), or it returned more configs than ``tasks.max`` with
+                ``tasks.max.enforce=true``.
+        """
+        entry = self._entry(name)
+        connector = entry.connector
+        if connector is None or not entry.started or entry.failed:
+            raise ConnectException(f"Connector {name} is not running")
+        raw_max = props.get("tasks.max", "1")
+        try:
+            max_tasks = int(str(raw_max).strip())
+        except ValueError:
+            raise ConfigException("tasks.max", raw_max, "Not a number of type INT") from None
+        if max_tasks < 1:
+            raise ConfigException("tasks.max", raw_max, "Value must be at least 1")
+        try:
+            configs = connector.task_configs(max_tasks)
+            task_class = connector.task_class()
+            if configs is None or not isinstance(configs, list):
+                raise ConnectException(
+                    f"Connector {name}: task_configs() must return a list of dicts, "
+                    f"got {type(configs).__name__}"
+                )
+            enforce = str(props.get("tasks.max.enforce", "true")).strip().lower() != "false"
+            if len(configs) > max_tasks:
+                message = (
+                    f"The connector {name} has generated {len(configs)} tasks, which is greater "
+                    f"than {max_tasks}, the maximum number of tasks it is configured to create. "
+                )
+                if enforce:
+                    raise ConnectException(
+                        message + "This behaviour should be considered a bug and should be "
+                        "reported to the maintainers of the connector."
+                    )
+                log.warning(message + "tasks.max.enforce is false: running them all.")
+        except Exception as exc:
+            self._connector_failed(entry, exc, "Failed to generate task configs of connector")
+            raise ConnectException(f"Connector {name} failed to generate task configs") from exc
+        result: list[dict[str, str]] = []
+        raw_configs: list[Any] = list(configs)
+        for index, task_config in enumerate(raw_configs):
+            if not isinstance(task_config, Mapping):
+                error = ConnectException(
+                    f"Connector {name}: task config {index} is a {type(task_config).__name__}, "
+                    "not a dict"
+                )
+                self._connector_failed(entry, error, "Invalid task configs of connector")
+                raise error
+            config = {str(k): str(v) for k, v in task_config.items()}
+            config[TASK_CLASS_CONFIG] = _class_path(task_class)
+            if entry.kind == "sink":
+                for key in (TOPICS_CONFIG, TOPICS_REGEX_CONFIG):
+                    if props.get(key):
+                        config[key] = props[key]
+            result.append(config)
+        return result
+
+    def stop_connector(self, name: str) -> None:
+        """Stop a connector and forget it (its tasks are stopped separately by the herder)."""
+        with self._lock:
+            entry = self._connectors.pop(name, None)
+        if entry is None:
+            return
+        log.info("Stopping connector %s", name)
+        with entry.lock:
+            if entry.started:
+                self._call_connector_stop(entry)
+            if entry.offset_reader is not None:
+                entry.offset_reader.close()
+        current = self.status.connector(name)
+        if current is None or current.state is not State.FAILED:
+            self.status.put_connector(name, Status(State.UNASSIGNED, self.worker_id))
+
+    def set_target_state(self, name: str, target: TargetState) -> None:
+        """Pause, resume or stop a connector and pause/resume its tasks.
+
+        STOPPED stops the connector and its tasks (their statuses are removed); STARTED after
+        STOPPED starts the connector again (the herder then starts its tasks).
+        """
+        entry = self._entry(name)
+        ids = {tid for tid in self.task_ids() if tid.connector == name}
+        if target is TargetState.STOPPED:
+            self.stop_tasks(ids)
+            for tid in ids:
+                self.status.remove_task(tid)
+        else:
+            with self._lock:
+                runners = [self._tasks[t] for t in ids if t in self._tasks]
+            for runner in runners:
+                runner.set_target_state(target)
+        self._transition(entry, target)
+
+    def _entry(self, name: str) -> _ConnectorEntry:
+        with self._lock:
+            entry = self._connectors.get(name)
+        if entry is None:
+            raise NotFoundException(f"Connector {name} not found")
+        return entry
+
+    # -- tasks -----------------------------------------------------------------------------------
+    def task_ids(self) -> set[ConnectorTaskId]:
+        """The tasks this worker runs."""
+        with self._lock:
+            return set(self._tasks)
+
+    def task_thread(self, task_id: ConnectorTaskId) -> threading.Thread | None:
+        """The thread of a running task (for tests)."""
+        with self._lock:
+            runner = self._tasks.get(task_id)
+        return None if runner is None else runner.thread
+
+    def start_task(
+        self,
+        task_id: ConnectorTaskId,
+        connector_props: dict[str, str],
+        task_props: dict[str, str],
+        target: TargetState,
+    ) -> None:
+        """Build a task's pipeline and start it on its own thread.
+
+        Build errors (unknown classes, bad converter or SMT settings, client config) are
+        reported as a FAILED status with the trace, not raised.
+
+        Raises:
+            ConnectException: the task is already running on this worker.
+        """
+        with self._lock:
+            if task_id in self._tasks:
+                raise ConnectException(f"Task already exists in this worker: {task_id}")
+        log.info("Creating task %s", task_id)
+        self.status.put_task(task_id, Status(State.UNASSIGNED, self.worker_id))
+        closers: list[Callable[[], None]] = []
+        try:
+            runner = self._build_task(task_id, connector_props, task_props, target, closers)
+        except Exception as exc:
+            log.error("Failed to start task %s", task_id, exc_info=exc)
+            for closer in reversed(closers):
+                try:
+                    closer()
+                except Exception:
+                    log.exception("Failed to release a resource of task %s", task_id)
+            self.status.put_task(task_id, Status(State.FAILED, self.worker_id, _trace(exc)))
+            return
+        with self._lock:
+            if task_id in self._tasks:  # started concurrently
+                raise ConnectException(f"Task already exists in this worker: {task_id}")
+            self._tasks[task_id] = runner
+        runner.start()
+
+    def _build_task(
+        self,
+        task_id: ConnectorTaskId,
+        connector_props: Mapping[str, str],
+        task_props: Mapping[str, str],
+        target: TargetState,
+        closers: list[Callable[[], None]],
+    ) -> _Runner:
+        from cdk.runtime._connector_config import ConnectorConfig
+
+        class_name = task_props.get(TASK_CLASS_CONFIG)
+        if not class_name:
+            raise ConnectException(f"Task {task_id} has no '{TASK_CLASS_CONFIG}' in its config")
+        task_class = self.plugins.load(class_name)
+        if not (isinstance(task_class, type) and issubclass(task_class, (SourceTask, SinkTask))):
+            raise ConnectException(
+                f"Tasks must be a subclass of either SourceTask or SinkTask: {class_name}"
+            )
+        kind: ConnectorType = "sink" if issubclass(task_class, SinkTask) else "source"
+        connector_config = ConnectorConfig(connector_props, plugins=self.plugins, kind=kind)
+        try:
+            task: Task = task_class()
+        except Exception as exc:
+            raise ConnectException(f"Failed to create task {class_name}: {exc}") from exc
+
+        key_converter = self._converter(connector_props, "key.converter", True)
+        closers.append(key_converter.close)
+        value_converter = self._converter(connector_props, "value.converter", False)
+        closers.append(value_converter.close)
+        header_converter = self._header_converter(connector_props)
+        closers.append(header_converter.close)
+        chain = connector_config.transformation_chain()
+        closers.append(chain.close)
+
+        errors = ErrorHandlingConfig.from_props(connector_props)
+        reporters: list[ErrorReporter] = []
+        if errors.log_enable:
+            reporters.append(LogReporter(task_id.connector, task_id.task, errors))
+        producer_config = {
+            **self.config.producer_props(),
+            **self.config.client_overrides(connector_props, "producer"),
+        }
+        admin_config = {
+            **self.config.admin_props(),
+            **self.config.client_overrides(connector_props, "admin"),
+        }
+        if kind == "sink" and errors.dlq_topic:
+            reporters.append(
+                DeadLetterQueueReporter.create(
+                    errors,
+                    task_id.connector,
+                    task_id.task,
+                    producer_config=producer_config,
+                    admin_config=admin_config,
+                )
+            )
+        operator = RetryWithToleranceOperator(errors, reporters)
+        closers.append(operator.close)
+        common: dict[str, Any] = {
+            "worker_id": self.worker_id,
+            "status_store": self.status,
+            "target": target,
+            "key_converter": key_converter,
+            "value_converter": value_converter,
+            "header_converter": header_converter,
+            "transformation_chain": chain,
+            "operator": operator,
+            "flush_interval_ms": self.config.offset_flush_interval_ms,
+            "flush_timeout_ms": self.config.offset_flush_timeout_ms,
+            "closers": list(reversed(closers)),
+        }
+        if kind == "source":
+            assert isinstance(task, SourceTask)
+            reader = OffsetStorageReaderImpl(self.offset_store, task_id.connector)
+            common["closers"].append(reader.close)
+            topic_creation = TopicCreation.from_props(
+                connector_props, enabled=self._topic_creation_enabled()
+            )
+            return WorkerSourceTask(
+                task_id,
+                task,
+                task_props,
+                WorkerSourceTaskContext(task_props, reader),
+                producer_config=producer_config,
+                offset_writer=OffsetStorageWriter(self.offset_store, task_id.connector),
+                admin_config=admin_config,
+                topic_creation=topic_creation,
+                **common,
+            )
+        assert isinstance(task, SinkTask)
+        consumer_config = {
+            **self.config.consumer_props(consumer_group_id(task_id.connector)),
+            **self.config.client_overrides(connector_props, "consumer"),
+        }
+        errant: WorkerErrantRecordReporter | None = None
+        if errors.enable_errant_record_reporter:
+            errant = WorkerErrantRecordReporter(
+                operator, key_converter, value_converter, header_converter
+            )
+        runner = WorkerSinkTask(
+            task_id,
+            task,
+            task_props,
+            consumer_config=consumer_config,
+            errant_reporter=errant,
+            **common,
+        )
+        if errant is not None:
+            errant.raw_record_for = runner.raw_record_for
+        return runner
+
+    def _topic_creation_enabled(self) -> bool:
+        try:
+            return bool(self.config.get_boolean("topic.creation.enable"))
+        except Exception:  # noqa: BLE001 - an older worker config without the key
+            return True
+
+    def _converter(self, connector_props: Mapping[str, str], key: str, is_key: bool) -> Converter:
+        """The connector's converter if it sets ``key``, else the worker's (Kafka's rules)."""
+        class_name: Any = connector_props.get(key)
+        if class_name:
+            configs = _with_prefix(connector_props, key + ".")
+        else:
+            class_name = self.config.get(key)
+            configs = self.config.originals_with_prefix(key + ".")
+        if not class_name:
+            raise ConfigException(f'Missing required configuration "{key}" which has no default')
+        try:
+            return self.plugins.new_converter(class_name, configs, is_key)
+        except ConfigException:
+            raise
+        except Exception as exc:
+            raise ConnectException(f"Failed to create the {key} {class_name}: {exc}") from exc
+
+    def _header_converter(self, connector_props: Mapping[str, str]) -> HeaderConverter:
+        key = "header.converter"
+        class_name: Any = connector_props.get(key)
+        if class_name:
+            configs = _with_prefix(connector_props, key + ".")
+        else:
+            class_name = self.config.get(key) or _DEFAULT_HEADER_CONVERTER
+            configs = self.config.originals_with_prefix(key + ".")
+        return self.plugins.new_header_converter(class_name, configs)
+
+    def stop_tasks(self, ids: Collection[ConnectorTaskId], timeout_s: float | None = None) -> None:
+        """Stop tasks gracefully: each commits its offsets; wait up to the graceful timeout.
+
+        Args:
+            ids: the tasks to stop (unknown ids are ignored).
+            timeout_s: the total wait; ``task.shutdown.graceful.timeout.ms`` when None. Tasks
+                still running then are cancelled (they commit and report nothing more).
+        """
+        with self._lock:
+            runners = [(tid, self._tasks[tid]) for tid in ids if tid in self._tasks]
+        if not runners:
+            return
+        for tid, runner in runners:
+            log.info("Stopping task %s", tid)
+            runner.stop()
+        if timeout_s is None:
+            timeout_s = self.config.task_shutdown_timeout_ms / 1000.0
+        deadline = time.monotonic() + timeout_s
+        for tid, runner in runners:
+            if not runner.await_stop(max(deadline - time.monotonic(), 0.0)):
+                log.error("Graceful stop of task %s failed.", tid)
+                runner.cancel()
+            with self._lock:
+                if self._tasks.get(tid) is runner:
+                    del self._tasks[tid]
+
+
+def _with_prefix(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}

@@ -1,0 +1,478 @@
+"""The worker configuration (Kafka's ``WorkerConfig`` + ``StandaloneConfig``) and client settings.
+
+A worker properties file for ``cdk standalone`` reads as Kafka's ``connect-standalone`` one::
+
+    bootstrap.servers=localhost:9092
+    key.converter=org.apache.kafka.connect.json.JsonConverter
+    value.converter=org.apache.kafka.connect.json.JsonConverter
+    offset.storage.file.filename=/tmp/connect.offsets
+    offset.flush.interval.ms=10000
+    producer.linger.ms=5
+    consumer.max.poll.interval.ms=600000
+
+``producer.``, ``consumer.`` and ``admin.`` prefixed keys configure the worker's clients (prefix
+stripped, as Kafka does); a connector may override them with ``producer.override.`` (etc.) keys
+when ``connector.client.config.override.policy`` allows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from cdk.config import AbstractConfig, ConfigDef, Importance, Password, Type
+from cdk.config.validators import LambdaValidator, Range
+from cdk.converters import SimpleHeaderConverter
+from cdk.errors import ConfigException
+
+__all__ = [
+    "CLIENT_OVERRIDE_PREFIXES",
+    "OVERRIDE_POLICIES",
+    "WORKER_CONFIG_DEF",
+    "ClientKind",
+    "WorkerConfig",
+    "check_client_override",
+]
+
+log = logging.getLogger("cdk.runtime.config")
+
+ClientKind = Literal["producer", "consumer", "admin"]
+CLIENT_OVERRIDE_PREFIXES: dict[str, str] = {
+    "producer": "producer.override.",
+    "consumer": "consumer.override.",
+    "admin": "admin.override.",
+}
+
+BOOTSTRAP_SERVERS_CONFIG = "bootstrap.servers"
+KEY_CONVERTER_CLASS_CONFIG = "key.converter"
+VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
+HEADER_CONVERTER_CLASS_CONFIG = "header.converter"
+TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG = "task.shutdown.graceful.timeout.ms"
+OFFSET_COMMIT_INTERVAL_MS_CONFIG = "offset.flush.interval.ms"
+OFFSET_COMMIT_TIMEOUT_MS_CONFIG = "offset.flush.timeout.ms"
+OFFSET_STORAGE_FILE_FILENAME_CONFIG = "offset.storage.file.filename"
+LISTENERS_CONFIG = "listeners"
+REST_ADVERTISED_HOST_NAME_CONFIG = "rest.advertised.host.name"
+REST_ADVERTISED_PORT_CONFIG = "rest.advertised.port"
+REST_ADVERTISED_LISTENER_CONFIG = "rest.advertised.listener"
+REST_BASIC_AUTH_USER_CONFIG = "rest.basic.auth.user"
+REST_BASIC_AUTH_PASSWORD_CONFIG = "rest.basic.auth.password"
+PLUGIN_PATH_CONFIG = "plugin.path"
+CONFIG_PROVIDERS_CONFIG = "config.providers"
+CONNECTOR_CLIENT_POLICY_CLASS_CONFIG = "connector.client.config.override.policy"
+TOPIC_CREATION_ENABLE_CONFIG = "topic.creation.enable"
+
+DEFAULT_LISTENER = "http://127.0.0.1:8083"
+
+_CONVERTER_DOC = (
+    "Converter class used to convert between Kafka Connect format and the serialized form that "
+    "is written to Kafka. This controls the format of the {what} in messages written to or read "
+    "from Kafka, and since this is independent of connectors it allows any connector to work with "
+    "any serialization format. Examples of common formats include JSON and Avro."
+)
+HEADER_CONVERTER_CLASS_DOC = (
+    "HeaderConverter class used to convert between Kafka Connect format and the serialized form "
+    "that is written to Kafka. This controls the format of the header values in messages written "
+    "to or read from Kafka, and since this is independent of connectors it allows any connector "
+    "to work with any serialization format. Examples of common formats include JSON and Avro. By "
+    "default, the SimpleHeaderConverter is used to serialize header values to strings and "
+    "deserialize them by inferring the schemas."
+)
+KEY_CONVERTER_CLASS_DOC = _CONVERTER_DOC.format(what="keys")
+VALUE_CONVERTER_CLASS_DOC = _CONVERTER_DOC.format(what="values")
+
+# The policies Kafka ships, by alias and by class name.
+_POLICY_CLASSES = {
+    "org.apache.kafka.connect.connector.policy.NoneConnectorClientConfigOverridePolicy": "None",
+    "org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy": (
+        "Principal"
+    ),
+    "org.apache.kafka.connect.connector.policy.AllConnectorClientConfigOverridePolicy": "All",
+}
+OVERRIDE_POLICIES = ("None", "Principal", "All")
+_PRINCIPAL_KEYS = frozenset({"sasl.jaas.config", "sasl.mechanism", "security.protocol"})
+
+
+def _policy_name(value: str) -> str:
+    text = value.strip()
+    return _POLICY_CLASSES.get(text, text)
+
+
+def _check_policy(name: str, value: Any) -> None:
+    if value is None or _policy_name(str(value)) not in OVERRIDE_POLICIES:
+        raise ConfigException(
+            name, value, "Must be one of None, Principal, All (or their Kafka class names)"
+        )
+
+
+def _check_listeners(name: str, value: Any) -> None:
+    for listener in value or []:
+        try:
+            parts = urlsplit(str(listener))
+            scheme, _ = parts.scheme.lower(), parts.port
+        except ValueError:
+            scheme = ""
+        if scheme not in ("http", "https"):
+            raise ConfigException(
+                name, value, "Expected URIs such as http://127.0.0.1:8083 (HTTP or HTTPS)"
+            )
+
+
+WORKER_CONFIG_DEF: ConfigDef = (
+    ConfigDef()
+    .define(
+        BOOTSTRAP_SERVERS_CONFIG,
+        Type.LIST,
+        "localhost:9092",
+        None,
+        Importance.HIGH,
+        "A list of host/port pairs used to establish the initial connection to the Kafka "
+        "cluster. Clients use this list to bootstrap and discover the full set of Kafka brokers. "
+        "While the order of servers in the list does not matter, we recommend including more "
+        "than one server to ensure resilience if any servers are down. This list does not need "
+        "to contain the entire set of brokers, as Kafka clients automatically manage and update "
+        "connections to the cluster efficiently. This list must be in the form "
+        "<code>host1:port1,host2:port2,...</code>.",
+    )
+    .define(
+        KEY_CONVERTER_CLASS_CONFIG, Type.CLASS, None, None, Importance.HIGH, KEY_CONVERTER_CLASS_DOC
+    )
+    .define(
+        VALUE_CONVERTER_CLASS_CONFIG,
+        Type.CLASS,
+        None,
+        None,
+        Importance.HIGH,
+        VALUE_CONVERTER_CLASS_DOC,
+    )
+    .define(
+        HEADER_CONVERTER_CLASS_CONFIG,
+        Type.CLASS,
+        SimpleHeaderConverter,
+        None,
+        Importance.LOW,
+        HEADER_CONVERTER_CLASS_DOC,
+    )
+    .define(
+        TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
+        Type.LONG,
+        5000,
+        None,
+        Importance.LOW,
+        "Amount of time to wait for tasks to shutdown gracefully. This is the total amount of "
+        "time, not per task. All task have shutdown triggered, then they are waited on "
+        "sequentially.",
+    )
+    .define(
+        OFFSET_COMMIT_INTERVAL_MS_CONFIG,
+        Type.LONG,
+        60000,
+        None,
+        Importance.LOW,
+        "Interval at which to try committing offsets for tasks.",
+    )
+    .define(
+        OFFSET_COMMIT_TIMEOUT_MS_CONFIG,
+        Type.LONG,
+        5000,
+        None,
+        Importance.LOW,
+        "Maximum number of milliseconds to wait for records to flush and partition offset data "
+        "to be committed to offset storage before cancelling the process and restoring the "
+        "offset data to be committed in a future attempt. This property has no effect for source "
+        "connectors running with exactly-once support.",
+    )
+    .define(
+        OFFSET_STORAGE_FILE_FILENAME_CONFIG,
+        Type.STRING,
+        None,
+        None,
+        Importance.HIGH,
+        "File to store offset data in. When unset, offsets are kept in memory only and are "
+        "lost when the worker stops.",
+    )
+    .define(
+        LISTENERS_CONFIG,
+        Type.LIST,
+        DEFAULT_LISTENER,
+        LambdaValidator.of(_check_listeners, "HTTP or HTTPS URIs"),
+        Importance.LOW,
+        "List of comma-separated URIs the REST API will listen on. The supported protocols are "
+        "HTTP and HTTPS.\n Specify hostname as 0.0.0.0 to bind to all interfaces.\n Port 0 picks "
+        "a free port.\n Examples of legal listener lists: HTTP://myhost:8083,HTTPS://myhost:8084",
+    )
+    .define(
+        REST_ADVERTISED_HOST_NAME_CONFIG,
+        Type.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "If this is set, this is the hostname that will be given out to other workers to "
+        "connect to.",
+    )
+    .define(
+        REST_ADVERTISED_PORT_CONFIG,
+        Type.INT,
+        None,
+        None,
+        Importance.LOW,
+        "If this is set, this is the port that will be given out to other workers to connect to.",
+    )
+    .define(
+        REST_ADVERTISED_LISTENER_CONFIG,
+        Type.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Sets the advertised listener (HTTP or HTTPS) which will be given to other workers to use.",
+    )
+    .define(
+        REST_BASIC_AUTH_USER_CONFIG,
+        Type.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "When set (with rest.basic.auth.password), every REST request must authenticate with "
+        "HTTP basic authentication as this user.",
+    )
+    .define(
+        REST_BASIC_AUTH_PASSWORD_CONFIG,
+        Type.PASSWORD,
+        None,
+        None,
+        Importance.MEDIUM,
+        "The password of rest.basic.auth.user.",
+    )
+    .define(
+        PLUGIN_PATH_CONFIG,
+        Type.LIST,
+        None,
+        None,
+        Importance.LOW,
+        "Accepted for compatibility with Kafka worker files and ignored: plugins are the classes "
+        "registered in the 'cdk.plugins' entry point group of installed distributions, and any "
+        "importable class path.",
+    )
+    .define(
+        CONFIG_PROVIDERS_CONFIG,
+        Type.LIST,
+        [],
+        None,
+        Importance.LOW,
+        "Comma-separated names of <code>ConfigProvider</code> classes, loaded and used in the "
+        "order specified. Implementing the interface  <code>ConfigProvider</code> allows you to "
+        "replace variable references in connector configurations, such as for externalized "
+        "secrets. ",
+    )
+    .define(
+        CONNECTOR_CLIENT_POLICY_CLASS_CONFIG,
+        Type.STRING,
+        "All",
+        LambdaValidator.of(_check_policy, "[None, Principal, All]"),
+        Importance.MEDIUM,
+        "Class name or alias of implementation of "
+        "<code>ConnectorClientConfigOverridePolicy</code>. Defines what client configurations "
+        "can be overridden by the connector. The default implementation is `All`, meaning "
+        "connector configurations can override all client properties. The other possible "
+        "policies in the framework include `None` to disallow connectors from overriding client "
+        "properties, and `Principal` to allow connectors to override only client principals.",
+    )
+    .define(
+        TOPIC_CREATION_ENABLE_CONFIG,
+        Type.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Whether to allow automatic creation of topics used by source connectors, when source "
+        "connectors are configured with `topic.creation.` properties. Each task will use an "
+        "admin client to create its topics and will not depend on the Kafka brokers to create "
+        "topics automatically.",
+    )
+)
+"""The worker's configuration keys, with Kafka's defaults and documentation."""
+
+_NON_NEGATIVE = Range.at_least(0)
+
+
+def check_client_override(policy: str, kind: str, key: str) -> str | None:
+    """The error text when ``policy`` forbids overriding client setting ``key``, else ``None``."""
+    name = _policy_name(policy)
+    if name == "All" or (name == "Principal" and key in _PRINCIPAL_KEYS):
+        return None
+    return (
+        f"The '{name}' policy does not allow '{key}' to be overridden in the connector "
+        "configuration."
+    )
+
+
+class WorkerConfig(AbstractConfig):
+    """A parsed worker configuration.
+
+    Args:
+        props: the worker properties (strings, as read from a properties file).
+        plugins: resolves converter aliases registered as plugins (optional).
+
+    Raises:
+        ConfigException: a value is invalid or a required key (``key.converter``,
+            ``value.converter``) is missing; the message names the key.
+    """
+
+    def __init__(self, props: Mapping[str, Any], *, plugins: Any = None) -> None:
+        props = dict(props)
+        for key in (KEY_CONVERTER_CLASS_CONFIG, VALUE_CONVERTER_CLASS_CONFIG):
+            if props.get(key) in (None, ""):
+                raise ConfigException(
+                    f'Missing required configuration "{key}" which has no default value.'
+                )
+        if plugins is not None:
+            _resolve_classes(props, plugins)
+        super().__init__(WORKER_CONFIG_DEF, props)
+        for key in (
+            TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
+            OFFSET_COMMIT_INTERVAL_MS_CONFIG,
+            OFFSET_COMMIT_TIMEOUT_MS_CONFIG,
+        ):
+            _NON_NEGATIVE.ensure_valid(key, self.get_long(key))
+        if self.get(PLUGIN_PATH_CONFIG):
+            log.warning(
+                "%s is ignored: plugins are found through the 'cdk.plugins' entry point group "
+                "and importable class paths",
+                PLUGIN_PATH_CONFIG,
+            )
+
+    # ------------------------------------------------------------------ simple accessors
+    @property
+    def bootstrap_servers(self) -> str:
+        """``bootstrap.servers`` as the comma-separated string clients expect."""
+        return ",".join(self.get_list(BOOTSTRAP_SERVERS_CONFIG))
+
+    @property
+    def offset_flush_interval_ms(self) -> int:
+        """``offset.flush.interval.ms``."""
+        return self.get_long(OFFSET_COMMIT_INTERVAL_MS_CONFIG)
+
+    @property
+    def offset_flush_timeout_ms(self) -> int:
+        """``offset.flush.timeout.ms``."""
+        return self.get_long(OFFSET_COMMIT_TIMEOUT_MS_CONFIG)
+
+    @property
+    def task_shutdown_timeout_ms(self) -> int:
+        """``task.shutdown.graceful.timeout.ms``."""
+        return self.get_long(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG)
+
+    @property
+    def offset_file(self) -> str | None:
+        """``offset.storage.file.filename``, ``None`` for in-memory offsets."""
+        value: str | None = self.get(OFFSET_STORAGE_FILE_FILENAME_CONFIG)
+        return value or None
+
+    @property
+    def override_policy(self) -> str:
+        """The client override policy's alias: ``None``, ``Principal`` or ``All``."""
+        return _policy_name(self.get_string(CONNECTOR_CLIENT_POLICY_CLASS_CONFIG))
+
+    def listener(self) -> tuple[str, str, int]:
+        """The first REST listener as ``(scheme, host, port)`` (port 0: pick a free one)."""
+        listeners = self.get_list(LISTENERS_CONFIG) or [DEFAULT_LISTENER]
+        parts = urlsplit(str(listeners[0]))
+        host = parts.hostname or "127.0.0.1"
+        return parts.scheme.lower(), host, 8083 if parts.port is None else parts.port
+
+    def basic_auth(self) -> tuple[str, str] | None:
+        """``(user, password)`` when REST basic authentication is configured."""
+        user = self.get(REST_BASIC_AUTH_USER_CONFIG)
+        password = self.get(REST_BASIC_AUTH_PASSWORD_CONFIG)
+        if not user:
+            return None
+        if not isinstance(password, Password):
+            raise ConfigException(
+                f"{REST_BASIC_AUTH_USER_CONFIG} is set but {REST_BASIC_AUTH_PASSWORD_CONFIG} "
+                "is not."
+            )
+        return str(user), password.value()
+
+    # ------------------------------------------------------------------ clients
+    def _prefixed(self, prefix: str) -> dict[str, Any]:
+        return {k: _client_value(v) for k, v in self.originals_with_prefix(prefix).items()}
+
+    def producer_props(self) -> dict[str, Any]:
+        """The worker's producer settings: delivery-safe defaults, then ``producer.*`` keys.
+
+        Defaults (as Kafka's worker): ``acks=all`` and effectively unlimited delivery retries;
+        idempotence keeps the order of retried batches.
+        """
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            "acks": "all",
+            "enable.idempotence": True,
+            "delivery.timeout.ms": 2147483647,
+            **self._prefixed("producer."),
+        }
+
+    def consumer_props(self, group_id: str) -> dict[str, Any]:
+        """The worker's consumer settings for ``group_id``, then ``consumer.*`` keys.
+
+        Defaults: manual commits, ``auto.offset.reset=earliest`` (as Kafka's worker), and a
+        6 s session timeout with 500 ms heartbeats so that group joins complete quickly.
+        """
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": group_id,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 500,
+            **self._prefixed("consumer."),
+        }
+
+    def admin_props(self) -> dict[str, Any]:
+        """The worker's admin client settings: ``bootstrap.servers``, then ``admin.*`` keys."""
+        return {"bootstrap.servers": self.bootstrap_servers, **self._prefixed("admin.")}
+
+    def client_overrides(
+        self, connector_props: Mapping[str, Any], kind: ClientKind
+    ) -> dict[str, Any]:
+        """A connector's ``<kind>.override.*`` settings (prefix stripped), checked by the policy.
+
+        Raises:
+            ConfigException: the policy forbids one of them; names the key.
+        """
+        prefix = CLIENT_OVERRIDE_PREFIXES[kind]
+        result: dict[str, Any] = {}
+        for key, value in connector_props.items():
+            if not key.startswith(prefix) or len(key) == len(prefix):
+                continue
+            bare = key[len(prefix) :]
+            error = check_client_override(self.override_policy, kind, bare)
+            if error is not None:
+                raise ConfigException(key, _masked(bare, value), error)
+            result[bare] = _client_value(value)
+        return result
+
+
+def _client_value(value: Any) -> Any:
+    return value.value() if isinstance(value, Password) else value
+
+
+def _masked(key: str, value: Any) -> Any:
+    lowered = key.lower()
+    if isinstance(value, Password) or any(s in lowered for s in ("password", "secret", "jaas")):
+        return Password.HIDDEN
+    return value
+
+
+def _resolve_classes(props: dict[str, Any], plugins: Any) -> None:
+    """Replace converter names that are plugin aliases by their classes."""
+    for key in (
+        KEY_CONVERTER_CLASS_CONFIG,
+        VALUE_CONVERTER_CLASS_CONFIG,
+        HEADER_CONVERTER_CLASS_CONFIG,
+    ):
+        value = props.get(key)
+        if isinstance(value, str) and value.strip():
+            with contextlib.suppress(ConfigException):  # parsing reports it, naming the key
+                props[key] = plugins.load(value)

@@ -1,0 +1,164 @@
+"""``cdk standalone`` as a real subprocess against the session's embedded broker."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import httpx
+
+from tests._wait import wait_until
+
+CDK = Path(sys.executable).with_name("cdk")
+
+
+def write_worker(tmp_path: Path, bootstrap: str, **extra: str) -> Path:
+    props = {
+        "bootstrap.servers": bootstrap,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "offset.storage.file.filename": str(tmp_path / "offsets.dat"),
+        "offset.flush.interval.ms": "200",
+        "listeners": "http://127.0.0.1:0",
+        **extra,
+    }
+    path = tmp_path / "worker.properties"
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
+    return path
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CDK), "standalone", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_runs_filestream_source_to_sink_and_stops_on_sigterm(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    topic = f"cli-{uuid.uuid4().hex[:8]}"
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("one\ntwo\nthree\n", encoding="utf-8")
+    sink_file = tmp_path / "out.txt"
+    source = tmp_path / "source.json"
+    source.write_text(
+        json.dumps(
+            {
+                "name": "file-source",
+                "config": {
+                    "connector.class": "FileStreamSource",
+                    "tasks.max": 1,
+                    "file": str(source_file),
+                    "topic": topic,
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    sink = tmp_path / "sink.properties"
+    sink.write_text(
+        f"name=file-sink\nconnector.class=FileStreamSink\ntopics={topic}\nfile={sink_file}\n",
+        encoding="utf-8",
+    )
+    process = subprocess.Popen(
+        [
+            str(CDK),
+            "standalone",
+            str(write_worker(tmp_path, kafka_bootstrap)),
+            str(source),
+            str(sink),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(
+        target=lambda: lines.extend(iter(process.stderr.readline, "")),  # type: ignore[union-attr]
+        name="stderr-reader",
+    )
+    reader.start()
+    try:
+        banner = wait_until(
+            lambda: next(
+                (line for line in list(lines) if "cdk standalone: REST API at" in line), None
+            ),
+            60,
+            message=lambda: "startup banner; stderr:\n" + "".join(lines),
+        )
+        match = re.search(r"REST API at (http://\S+);", banner)
+        assert match, banner
+        assert "connectors: file-source, file-sink" in banner
+        url = match.group(1)
+        with httpx.Client(base_url=url, timeout=10) as client:
+            assert client.get("/connectors").json() == ["file-source", "file-sink"]
+            wait_until(
+                lambda: (
+                    sink_file.exists()
+                    and sink_file.read_text(encoding="utf-8") == "one\ntwo\nthree\n"
+                ),
+                60,
+                message="the sink wrote the three lines",
+            )
+            status = client.get("/connectors/file-sink/status").json()
+            assert status["connector"]["state"] == "RUNNING"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        reader.join(timeout=10)
+        assert process.stderr is not None
+        process.stderr.close()
+    output = "".join(lines)
+    assert "Traceback" not in output
+    assert "cdk standalone: stopped" in output
+    assert (tmp_path / "offsets.dat").exists()
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path, kafka_bootstrap: str) -> None:
+    result = run(tmp_path / "nope.properties")
+    assert result.returncode == 1
+    assert "nope.properties" in result.stderr
+    assert "Traceback" not in result.stderr
+    worker = write_worker(tmp_path, kafka_bootstrap)
+    result = run(worker, tmp_path / "missing.json")
+    assert result.returncode == 1
+    assert "missing.json" in result.stderr
+
+
+def test_invalid_configs_name_the_keys(tmp_path: Path, kafka_bootstrap: str) -> None:
+    worker = write_worker(tmp_path, kafka_bootstrap)
+    broken_worker = tmp_path / "broken.properties"
+    broken_worker.write_text(
+        worker.read_text(encoding="utf-8").replace("value.converter=", "#"), encoding="utf-8"
+    )
+    result = run(broken_worker)
+    assert result.returncode == 1
+    assert '"value.converter"' in result.stderr
+    assert "Traceback" not in result.stderr
+    connector = tmp_path / "bad.properties"
+    connector.write_text(
+        "name=bad\nconnector.class=FileStreamSource\ntasks.max=0\ntopic=t\n", encoding="utf-8"
+    )
+    result = run(worker, connector)
+    assert result.returncode == 1
+    assert "tasks.max" in result.stderr
+    assert "Connector configuration is invalid" in result.stderr
+    assert "Traceback" not in result.stderr
+    nameless = tmp_path / "nameless.json"
+    nameless.write_text(json.dumps({"config": {"connector.class": "FileStreamSource"}}), "utf-8")
+    result = run(worker, nameless)
+    assert result.returncode == 1
+    assert "has no name" in result.stderr

@@ -1,0 +1,101 @@
+"""Source -> Kafka -> sink, end to end, with JSON (schemas on) and Avro; exact record sets."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.connectors.recording import read_store
+from tests.integration._support import (
+    AVRO,
+    JSON,
+    Connect,
+    all_keys,
+    expected_store_records,
+    generator_config,
+    make_topic,
+    reading,
+    recording_config,
+    store_records,
+    unique,
+    wait_store_keys,
+)
+
+STREAMS = 3
+RECORDS = 200
+
+
+def converters(kind: str) -> dict[str, str]:
+    if kind == "json":
+        return {"key.converter": JSON, "value.converter": JSON}
+    url = f"mock://{unique('it')}"  # in-process mock registry, shared by source and sink
+    return {
+        "key.converter": AVRO,
+        "key.converter.schema.registry.url": url,
+        "value.converter": AVRO,
+        "value.converter.schema.registry.url": url,
+    }
+
+
+def run_pipeline(worker: Connect, bootstrap: str, tmp_path: Path, kind: str) -> None:
+    topic = make_topic(bootstrap, partitions=2)
+    store = tmp_path / unique("store")
+    conv = converters(kind)
+    source, sink = unique("gen"), unique("rec")
+    worker.rest.create(
+        source,
+        generator_config(topic, records=RECORDS, partitions=STREAMS, tasks_max=2, batch_size=50)
+        | conv,
+    )
+    worker.rest.create(sink, recording_config(topic, store, tasks_max=1) | conv)
+    worker.rest.wait_state(source, "RUNNING", tasks=2)
+    worker.rest.wait_state(sink, "RUNNING", tasks=1)
+
+    with reading(bootstrap, topic) as reader:
+        reader.wait_for(STREAMS * RECORDS)
+        reader.poll(0.3)
+        if kind == "json":
+            assert reader.keys() == all_keys(STREAMS, RECORDS)
+        assert len(reader.messages) == STREAMS * RECORDS
+        # headers travel through the header converter
+        assert all(dict(m.headers).get("gen.stream") for m in reader.messages)
+
+    wait_store_keys(store, all_keys(STREAMS, RECORDS))
+    got = read_store(store)
+    assert store_records(got) == expected_store_records(STREAMS, RECORDS)
+    assert max(got.coordinates().values()) == 1  # no duplicates
+    assert {r["topic"] for r in got.records} == {topic}
+
+
+@pytest.mark.parametrize("kind", ["json", "avro"])
+def test_source_to_sink_exact_records(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path, kind: str
+) -> None:
+    run_pipeline(connect(), kafka_bootstrap, tmp_path, kind)
+
+
+def _docker_available() -> str | None:
+    if os.environ.get("DOCKER_HOST") or Path("/var/run/docker.sock").exists():
+        return None
+    if shutil.which("dockerd") is None:
+        return "dockerd is not installed and no Docker engine is running (DOCKER_HOST unset)"
+    return None
+
+
+@pytest.mark.slow
+def test_source_to_sink_on_testcontainers(connect: Callable[..., Connect], tmp_path: Path) -> None:
+    reason = _docker_available()
+    if reason:
+        pytest.skip(f"testcontainers provider needs a Docker engine: {reason}")
+    from harness.kafka import kafka_provider
+
+    with kafka_provider("testcontainers") as kafka:
+        worker = connect({"bootstrap.servers": kafka.bootstrap_servers})
+        try:
+            run_pipeline(worker, kafka.bootstrap_servers, tmp_path, "json")
+        finally:
+            worker.stop()  # before the broker goes away

@@ -1,0 +1,211 @@
+"""Pause/resume, task failure and REST restart, reconfiguration and sink rebalances."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests._wait import wait_until
+from tests.connectors.recording import read_store
+from tests.integration._support import (
+    Connect,
+    TopicReader,
+    all_keys,
+    generator_config,
+    make_topic,
+    reading,
+    recording_config,
+    unique,
+    wait_store_keys,
+)
+
+
+def assert_stays(fn: Callable[[], int], seconds: float, interval: float = 0.05) -> int:
+    """Check ``fn()`` keeps one value for ``seconds`` (failing as soon as it changes)."""
+    first = fn()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        now = fn()
+        assert now == first, f"changed from {first} to {now} while it should not"
+        time.sleep(interval)
+    return first
+
+
+def settled(reader: TopicReader, quiet: float = 0.5, timeout: float = 15.0) -> int:
+    """Wait until the reader's count stops changing for ``quiet`` seconds (in-flight drained)."""
+    state = {"count": -1, "since": time.monotonic()}
+
+    def quiet_now() -> bool:
+        count = reader.poll(0.05)
+        if count != state["count"]:
+            state["count"], state["since"] = count, time.monotonic()
+            return False
+        return time.monotonic() - state["since"] >= quiet
+
+    wait_until(quiet_now, timeout, 0.0, "the topic to stop growing")
+    return len(reader.messages)
+
+
+def test_pause_stops_the_flow_and_resume_restarts_it(
+    connect: Callable[..., Connect], kafka_bootstrap: str
+) -> None:
+    worker = connect()
+    topic = make_topic(kafka_bootstrap)
+    name = unique("gen")
+    worker.rest.create(name, generator_config(topic, batch_size=10, poll_interval_ms=10))
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(100)
+        worker.rest.call("PUT", f"/connectors/{name}/pause", 202)
+        worker.rest.wait_state(name, "PAUSED", tasks=1)
+        paused_at = settled(reader)
+        # the generator makes ~1000 records/s: a second of silence means it is really paused
+        assert_stays(lambda: reader.poll(0.05), 1.0)
+
+        worker.rest.call("PUT", f"/connectors/{name}/resume", 202)
+        worker.rest.wait_state(name, "RUNNING", tasks=1)
+        reader.wait_for(paused_at + 200)
+
+
+def test_task_failure_then_rest_restart_recovers_without_loss(
+    connect: Callable[..., Connect], kafka_bootstrap: str
+) -> None:
+    worker = connect()
+    topic = make_topic(kafka_bootstrap)
+    name = unique("gen-fail")
+    worker.rest.create(name, generator_config(topic, records=400, batch_size=25, fail_after=100))
+
+    def failed_task() -> dict[str, Any] | None:
+        status = worker.rest.status(name)
+        tasks = status["tasks"]
+        return tasks[0] if tasks and tasks[0]["state"] == "FAILED" else None
+
+    task = wait_until(failed_task, 30, 0.1, lambda: worker.rest.raw_status(name))
+    assert "injected failure after 100 records" in task["trace"]
+    assert worker.rest.status(name)["connector"]["state"] == "RUNNING"
+    r = worker.rest.call("GET", f"/connectors/{name}/tasks/0/status", 200)
+    assert r.json()["state"] == "FAILED"
+    assert "trace" in r.json()
+
+    worker.rest.call("POST", f"/connectors/{name}/tasks/0/restart", (202, 204))
+    worker.rest.wait_state(name, "RUNNING", tasks=1)
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(400)
+        wait_until(lambda: reader.poll() and set(reader.keys()) == set(all_keys(1, 400)), 30)
+        assert set(reader.keys()) == set(all_keys(1, 400))
+
+
+def test_tasks_max_change_reassigns_streams_without_loss(
+    connect: Callable[..., Connect], kafka_bootstrap: str
+) -> None:
+    worker = connect()
+    topic = make_topic(kafka_bootstrap, partitions=2)
+    name = unique("gen")
+    config = generator_config(
+        topic, records=800, partitions=4, tasks_max=1, batch_size=10, poll_interval_ms=10
+    )
+    worker.rest.create(name, config)
+    worker.rest.wait_state(name, "RUNNING", tasks=1)
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(200)
+        worker.rest.put_config(name, {**config, "tasks.max": "4"})
+        status = worker.rest.wait_state(name, "RUNNING", tasks=4)
+        assert sorted(t["id"] for t in status["tasks"]) == [0, 1, 2, 3]
+        r = worker.rest.call("GET", f"/connectors/{name}/tasks", 200)
+        assert sorted(t["config"]["task.streams"] for t in r.json()) == ["p0", "p1", "p2", "p3"]
+        reader.wait_for(4 * 800)
+        settled(reader, quiet=0.3)
+        assert reader.keys() == all_keys(4, 800)  # no loss, no duplicates (clean handover)
+
+
+def test_request_task_reconfiguration_adds_streams_without_loss(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    worker = connect()
+    topic = make_topic(kafka_bootstrap, partitions=2)
+    streams = tmp_path / "streams"
+    streams.write_text("2")
+    name = unique("gen")
+    worker.rest.create(
+        name,
+        generator_config(
+            topic,
+            records=600,
+            tasks_max=4,
+            batch_size=10,
+            poll_interval_ms=10,
+            streams_file=streams,
+        ),
+    )
+    worker.rest.wait_state(name, "RUNNING", tasks=2)
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(100)
+        streams.write_text("4")  # the connector notices and asks for new task configs
+        worker.rest.wait_state(name, "RUNNING", tasks=4)
+        reader.wait_for(4 * 600)
+        settled(reader, quiet=0.3)
+        assert reader.keys() == all_keys(4, 600)
+
+
+def _assignments(events: list[dict[str, Any]]) -> dict[str, set[tuple[str, int]]]:
+    """Each sink task instance's current partitions, replaying its open/close calls."""
+    out: dict[str, set[tuple[str, int]]] = {}
+    for e in events:
+        current = out.setdefault(e["instance"], set())
+        parts = {(t, p) for t, p in e["partitions"]}
+        if e["event"] == "open":
+            current |= parts
+        elif e["event"] in ("close", "stop"):
+            current -= parts
+            if e["event"] == "stop":
+                current.clear()
+    return out
+
+
+def test_sink_rebalance_calls_close_and_open(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    worker = connect()
+    topic = make_topic(kafka_bootstrap, partitions=4)
+    store = tmp_path / "store"
+    source, sink = unique("gen"), unique("rec")
+    worker.rest.create(
+        source, generator_config(topic, partitions=2, batch_size=10, poll_interval_ms=20)
+    )
+    sink_config = recording_config(topic, store, tasks_max=1)
+    worker.rest.create(sink, sink_config)
+    everything = {(topic, p) for p in range(4)}
+
+    def one_owner() -> bool:
+        live = [a for a in _assignments(read_store(store).events).values() if a]
+        return live == [everything]
+
+    wait_until(one_owner, 30, 0.1, lambda: str(read_store(store).events))
+    first = read_store(store)
+    wait_until(lambda: len(read_store(store).records) > 50, 30)
+
+    worker.rest.put_config(sink, {**sink_config, "tasks.max": "2"})
+    worker.rest.wait_state(sink, "RUNNING", tasks=2)
+
+    def two_owners() -> list[set[tuple[str, int]]] | None:
+        live = [a for a in _assignments(read_store(store).events).values() if a]
+        if len(live) == 2 and live[0] | live[1] == everything and not live[0] & live[1]:
+            return live
+        return None
+
+    wait_until(two_owners, 40, 0.1, lambda: str(read_store(store).events))
+    events = read_store(store).events
+    [old] = {e["instance"] for e in first.events}
+    closed = [e for e in events if e["instance"] == old and e["event"] == "close"]
+    assert closed, "the first task's partitions were never closed"
+    assert {tuple(p) for p in closed[-1]["partitions"]} == everything
+
+    # the flow goes on through the new tasks, with nothing lost
+    worker.rest.call("PUT", f"/connectors/{source}/pause", 202)
+    worker.rest.wait_state(source, "PAUSED", tasks=1)
+    with reading(kafka_bootstrap, topic) as reader:
+        settled(reader)
+        keys = reader.keys()
+    store_keys = wait_store_keys(store, keys).keys()
+    assert set(store_keys) == set(keys)
