@@ -144,8 +144,9 @@ def run(lines: int, workdir: Path) -> None:
             _say(f"appended {len(more)} lines; the source picked them up while running")
         finally:
             _stop_worker(worker)
-        offsets = json.loads((workdir / "connect.offsets").read_text(encoding="utf-8"))
-        _say(f"worker stopped; offsets file holds {len(offsets)} source offset(s)")
+        stored = json.loads((workdir / "connect.offsets").read_text(encoding="utf-8"))["offsets"]
+        positions = ", ".join(entry["value"] for entry in stored)
+        _say(f"worker stopped; committed source offset in connect.offsets: {positions}")
         again = [
             f"line {i}: written while stopped" for i in range(len(expected), len(expected) + 10)
         ]

@@ -131,7 +131,16 @@ def test_design_names_import_from_cdk(name: str) -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["cdk.config", "cdk.data", "cdk.api", "cdk.converters", "cdk.transforms", "cdk.errors"],
+    [
+        "cdk.config",
+        "cdk.data",
+        "cdk.api",
+        "cdk.converters",
+        "cdk.transforms",
+        "cdk.errors",
+        "cdk.kafka",
+        "cdk.runtime",
+    ],
 )
 def test_subpackage_all_names_exist_and_are_public(module: str) -> None:
     mod = importlib.import_module(module)

@@ -1,5 +1,64 @@
 """What runs connectors, shared by the standalone and the Spark modes.
 
-Task runners, offset and status stores, error handling and the dead letter queue, the herder,
-plugin discovery and the REST API live here.
+:class:`EmbeddedWorker` is the in-process standalone worker (``cdk standalone`` runs one with
+its REST API); tests use it directly. Inside it: :class:`Plugins` finds connectors, converters
+and transformations; :class:`Worker` runs connectors and their tasks, each task on its own
+thread; :class:`StandaloneHerder` manages connector configs, states and restarts; and
+:class:`RestServer` serves Kafka Connect's REST API. Offsets live in an
+:class:`OffsetBackingStore` (memory, file or Kafka topic), statuses in a :class:`StatusStore`.
 """
+
+from __future__ import annotations
+
+from cdk.runtime._connector_config import (
+    ConnectorConfig,
+    sink_connector_config_def,
+    source_connector_config_def,
+)
+from cdk.runtime._errors import ErrorHandlingConfig, Stage
+from cdk.runtime._herder import BadRequestException, StandaloneHerder
+from cdk.runtime._offsets import (
+    FileOffsetBackingStore,
+    KafkaOffsetBackingStore,
+    MemoryOffsetBackingStore,
+    OffsetBackingStore,
+)
+from cdk.runtime._plugins import PluginDesc, Plugins, PluginType
+from cdk.runtime._rest import RestServer
+from cdk.runtime._standalone import EmbeddedWorker
+from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+from cdk.runtime._worker import ConnectorListener, Worker
+from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
+
+__all__ = [
+    # the embedded worker and its parts
+    "EmbeddedWorker",
+    "Worker",
+    "ConnectorListener",
+    "StandaloneHerder",
+    "RestServer",
+    "BadRequestException",
+    # plugins
+    "Plugins",
+    "PluginDesc",
+    "PluginType",
+    # configuration
+    "WorkerConfig",
+    "WORKER_CONFIG_DEF",
+    "ConnectorConfig",
+    "source_connector_config_def",
+    "sink_connector_config_def",
+    "ErrorHandlingConfig",
+    "Stage",
+    # state
+    "State",
+    "TargetState",
+    "Status",
+    "StatusStore",
+    "ConnectorTaskId",
+    # offsets
+    "OffsetBackingStore",
+    "MemoryOffsetBackingStore",
+    "FileOffsetBackingStore",
+    "KafkaOffsetBackingStore",
+]

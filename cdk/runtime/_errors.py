@@ -62,7 +62,7 @@ __all__ = [
     "class_name",
 ]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("cdk.runtime.errors")
 
 T = TypeVar("T")
 
@@ -859,8 +859,11 @@ class RetryWithToleranceOperator:
             self.metrics.increment("total_records_skipped")
             return None
         if context.failed:
-            # Retries ran out (or the task is stopping): Kafka skips the record.
+            # Retries ran out (or the task is stopping). Kafka 3.9 skips the record even under
+            # errors.tolerance=none, which silently loses it; we skip only when tolerance allows.
             self._mark_as_failed()
+            if not self.config.tolerance_all:
+                raise ConnectException("Tolerance exceeded in error handler") from context.error
             self.metrics.increment("total_records_skipped")
         return result
 

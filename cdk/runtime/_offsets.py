@@ -51,7 +51,7 @@ __all__ = [
     "write_connector_offsets",
 ]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("cdk.runtime.offsets")
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1

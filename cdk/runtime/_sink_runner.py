@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CONSUMER_DEFAULTS", "WorkerSinkTask", "consumer_group_id"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("cdk.runtime.sink")
 
 #: Consumer settings of sink tasks unless the worker or connector sets them.
 CONSUMER_DEFAULTS: dict[str, Any] = {

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TopicCreation", "TopicCreationGroup", "WorkerSourceTask"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("cdk.runtime.source")
 
 # librdkafka producer settings for throughput; anything the user sets wins.
 PRODUCER_DEFAULTS: dict[str, Any] = {

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ConnectorListener", "Worker"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("cdk.runtime.worker")
 
 TASK_CLASS_CONFIG = "task.class"
 TOPICS_CONFIG = "topics"

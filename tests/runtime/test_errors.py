@@ -240,24 +240,39 @@ def test_retriable_exception_is_retried_with_exponential_backoff() -> None:
 def test_backoff_is_capped_by_the_retry_deadline_then_the_record_is_skipped() -> None:
     clock = FakeClock()
     reporter = RecordingReporter()
-    op = operator(clock, [reporter], errors_retry_timeout="1000")
+    op = operator(clock, [reporter], errors_retry_timeout="1000", errors_tolerance="all")
     flaky = Flaky(100)
     context = ProcessingContext()
     assert op.execute(flaky, Stage.KEY_CONVERTER, JsonConverter, context) is None
     assert clock.sleeps_ms == [300, 600, 100]
     assert flaky.calls == 4
-    # As Kafka: running out of retries skips the record (even with tolerance none).
     assert op.failed()
     assert isinstance(context.error, RetriableException)
     assert reporter.reports == [(Stage.KEY_CONVERTER, JsonConverter, context.error)]
     assert op.metrics.total_records_skipped == 1
 
 
+def test_running_out_of_retries_fails_under_tolerance_none() -> None:
+    # Kafka 3.9 skips the record here even with tolerance none (silent loss); we fail instead.
+    clock = FakeClock()
+    reporter = RecordingReporter()
+    op = operator(clock, [reporter], errors_retry_timeout="1000")
+    flaky = Flaky(100)
+    context = ProcessingContext()
+    with pytest.raises(ConnectException, match="Tolerance exceeded in error handler") as info:
+        op.execute(flaky, Stage.KEY_CONVERTER, JsonConverter, context)
+    assert isinstance(info.value.__cause__, RetriableException)
+    assert flaky.calls == 4
+    assert op.metrics.total_records_skipped == 0
+    assert reporter.reports == [(Stage.KEY_CONVERTER, JsonConverter, context.error)]
+
+
 def test_no_retries_by_default() -> None:
     clock = FakeClock()
     op = operator(clock)
     flaky = Flaky(1)
-    assert op.execute(flaky, Stage.TASK_PUT, SinkTask, ProcessingContext()) is None
+    with pytest.raises(ConnectException, match="Tolerance exceeded"):
+        op.execute(flaky, Stage.TASK_PUT, SinkTask, ProcessingContext())
     assert flaky.calls == 1
     assert clock.sleeps_ms == []
 
@@ -285,7 +300,8 @@ def test_stop_event_ends_retrying() -> None:
     stopper = threading.Thread(target=stop_soon, name="test-stopper")
     stopper.start()
     started = time.monotonic()
-    assert op.execute(flaky, Stage.TASK_PUT, SinkTask, context) is None
+    with pytest.raises(ConnectException, match="Tolerance exceeded"):
+        op.execute(flaky, Stage.TASK_PUT, SinkTask, context)
     stopper.join()
     assert time.monotonic() - started < 5  # the 300 ms+ waits were interrupted
     assert stop.is_set()
@@ -394,7 +410,7 @@ def _failed_context(**kwargs: Any) -> ProcessingContext:
 def test_log_reporter_message_without_record(caplog: pytest.LogCaptureFixture) -> None:
     config = ErrorHandlingConfig(log_enable=True)
     reporter = LogReporter("my-sink", 3, config)
-    with caplog.at_level(logging.ERROR, logger="cdk.runtime._errors"):
+    with caplog.at_level(logging.ERROR, logger="cdk.runtime.errors"):
         assert reporter.report(_failed_context(consumed=_consumed())).done()
     assert caplog.messages == [
         "Error encountered in task my-sink-3. Executing stage 'VALUE_CONVERTER' with class "
@@ -434,7 +450,7 @@ def test_log_reporter_includes_source_record() -> None:
 
 def test_log_reporter_disabled_logs_nothing(caplog: pytest.LogCaptureFixture) -> None:
     reporter = LogReporter("c", 0, ErrorHandlingConfig(log_enable=False))
-    with caplog.at_level(logging.DEBUG, logger="cdk.runtime._errors"):
+    with caplog.at_level(logging.DEBUG, logger="cdk.runtime.errors"):
         assert reporter.report(_failed_context()).done()
     assert caplog.records == []
 
@@ -442,7 +458,7 @@ def test_log_reporter_disabled_logs_nothing(caplog: pytest.LogCaptureFixture) ->
 def test_operator_with_log_reporter_logs_tolerated_errors(caplog: pytest.LogCaptureFixture) -> None:
     config = ErrorHandlingConfig(tolerance_all=True, log_enable=True)
     op = RetryWithToleranceOperator(config, [LogReporter("c", 0, config)])
-    with caplog.at_level(logging.ERROR, logger="cdk.runtime._errors"):
+    with caplog.at_level(logging.ERROR, logger="cdk.runtime.errors"):
         op.execute(Flaky(1, ValueError), Stage.TRANSFORMATION, Flaky, ProcessingContext())
     assert caplog.messages == [
         f"Error encountered in task c-0. Executing stage 'TRANSFORMATION' with class "
