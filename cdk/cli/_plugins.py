@@ -38,25 +38,58 @@ def plugin_kind(cls: type[Any]) -> str:
     return "unknown"
 
 
+_KINDS = (
+    "source",
+    "sink",
+    "converter",
+    "header_converter",
+    "transformation",
+    "predicate",
+    "config_provider",
+)
+
+
 @click.command()
-def plugins() -> None:
-    """List the plugins the kit ships (converters, transformations, predicates)."""
-    java_names = {
-        target: alias
+@click.option(
+    "--type",
+    "kinds",
+    type=click.Choice(_KINDS),
+    multiple=True,
+    help="Only plugins of this type (repeatable).",
+)
+def plugins(kinds: tuple[str, ...]) -> None:
+    """List the plugins the worker can load: connectors, converters, SMTs, predicates, providers.
+
+    Connectors come from the ``cdk.plugins`` entry points of installed distributions; the rest
+    ship with the kit. Each row gives the type, the name to use in configs (Kafka's class name
+    where there is one), the version and the Python class.
+    """
+    from cdk.runtime._plugins import Plugins
+
+    kafka_names = {
+        target.replace(":", "."): alias
         for alias, target in KAFKA_CLASS_ALIASES.items()
         if alias.startswith(("org.", "io."))
     }
-    rows: list[tuple[str, str, str]] = []
-    for target, java_name in java_names.items():
-        try:
-            cls = resolve_plugin(target)
-        except ConfigException as exc:
-            raise click.ClickException(f"plugin {java_name} cannot be loaded: {exc}") from exc
-        rows.append((plugin_kind(cls), java_name, target))
-    rows.sort()
-    width = max(len(r[1]) for r in rows)
-    for kind, java_name, target in rows:
-        click.echo(f"{kind:<17} {java_name:<{width}}  {target}")
+    rows = [
+        (
+            desc.type.value,
+            kafka_names.get(desc.class_name, desc.class_name),
+            desc.version,
+            desc.class_name,
+        )
+        for desc in Plugins().all()
+        if not kinds or desc.type.value in kinds
+    ]
+    if not rows:
+        click.echo("no plugins found")
+        return
+    rows.sort(key=lambda row: (_KINDS.index(row[0]) if row[0] in _KINDS else 99, row[1]))
+    name_width = max(len(row[1]) for row in rows)
+    version_width = max(len(row[2]) for row in rows)
+    for kind, name, version, class_name in rows:
+        shown = "" if class_name == name else f"  {class_name}"
+        click.echo(f"{kind:<16} {name:<{name_width}}  {version:<{version_width}}{shown}".rstrip())
 
 
 @click.command()

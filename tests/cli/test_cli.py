@@ -42,8 +42,25 @@ def test_plugins_lists_every_kafka_smt_and_converter() -> None:
     assert "org.apache.kafka.connect.json.JsonConverter" in out
     assert "io.confluent.connect.avro.AvroConverter" in out
     kinds = {line.split()[0] for line in out.splitlines() if line.strip()}
-    assert kinds == {"converter", "predicate", "transformation"} | (kinds & {"header_converter"})
-    assert "unknown" not in kinds
+    assert kinds == {
+        "source",
+        "sink",
+        "converter",
+        "header_converter",
+        "transformation",
+        "predicate",
+        "config_provider",
+    }
+
+
+def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
+    result = run("plugins", "--type", "source", "--type", "sink")
+    assert result.returncode == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert rows == [
+        ["source", "reference_connectors.filestream.FileStreamSourceConnector", "0.1.0"],
+        ["sink", "reference_connectors.filestream.FileStreamSinkConnector", "0.1.0"],
+    ]
 
 
 @pytest.mark.parametrize(
