@@ -10,20 +10,19 @@ thread; :class:`StandaloneHerder` manages connector configs, states and restarts
 
 from __future__ import annotations
 
-from cdk.runtime._connector_config import (
-    ConnectorConfig,
+from cdk.runtime._connector_config import ConnectorConfig
+from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
-from cdk.runtime._errors import ErrorHandlingConfig, Stage
-from cdk.runtime._herder import BadRequestException, StandaloneHerder
-from cdk.runtime._offsets import (
-    FileOffsetBackingStore,
-    KafkaOffsetBackingStore,
-    MemoryOffsetBackingStore,
-    OffsetBackingStore,
-)
+from cdk.runtime._error_config import ErrorHandlingConfig
+from cdk.runtime._error_context import Stage
+from cdk.runtime._file_offset_store import FileOffsetBackingStore
+from cdk.runtime._herder import StandaloneHerder
+from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
+from cdk.runtime._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
 from cdk.runtime._plugins import PluginDesc, Plugins, PluginType
+from cdk.runtime._requests import BadRequestException
 from cdk.runtime._rest import RestServer
 from cdk.runtime._standalone import EmbeddedWorker
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState

@@ -13,108 +13,41 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import logging
-import re
 import threading
-import traceback
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from cdk.api import Connector, SinkConnector, SourceConnector, TopicPartition
-from cdk.config import (
-    ConfigDef,
-    ConfigKey,
-    ConfigTransformer,
-    ConfigValue,
-    Password,
-    Type,
-    convert_to_string,
-)
-from cdk.config._providers import instantiate_providers
-from cdk.errors import (
-    AlreadyExistsException,
-    ConfigException,
-    ConnectException,
-    DataException,
-    NotFoundException,
-)
-from cdk.runtime._connector_config import (
-    CONNECTOR_CLASS_CONFIG,
-    NAME_CONFIG,
-    enrich,
-    resolve_plugin_classes,
-    sink_connector_config_def,
-    source_connector_config_def,
-    validate_sink_topics,
-)
-from cdk.runtime._offsets import (
-    OffsetBackingStore,
+from cdk.api import SinkConnector, SourceConnector, TopicPartition
+from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
+from cdk.runtime._config_infos import config_infos, connector_plugins, plugin_config_infos
+from cdk.runtime._config_secrets import mask, resolve_variables, restore_variables, secret_keys
+from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
+from cdk.runtime._connector_offsets import (
+    SinkGroupOffsets,
+    call_alter,
     connector_offsets,
+    offsets_message,
     reset_connector_offsets,
-    validate_offset_format,
     write_connector_offsets,
 )
-from cdk.runtime._plugins import Plugins, PluginType, plugin_types
+from cdk.runtime._error_context import stack_trace
+from cdk.runtime._offset_store import OffsetBackingStore
+from cdk.runtime._plugins import Plugins
+from cdk.runtime._requests import (
+    BadRequestException,
+    parse_initial_state,
+    parse_sink_offsets,
+    parse_source_offsets,
+)
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
-from cdk.runtime._worker_config import CLIENT_OVERRIDE_PREFIXES, WorkerConfig, check_client_override
+from cdk.runtime._worker_config import WorkerConfig
 
 if TYPE_CHECKING:
     from cdk.runtime._worker import Worker
 
-__all__ = ["BadRequestException", "StandaloneHerder"]
+__all__ = ["StandaloneHerder"]
 
 log = logging.getLogger("cdk.runtime.herder")
-
-T = TypeVar("T")
-HIDDEN = Password.HIDDEN
-_VARIABLE = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
-_SECRET_CLIENT_KEY = re.compile(r"(password|secret|sasl\.jaas\.config|credentials)", re.IGNORECASE)
-
-
-class BadRequestException(ConnectException):
-    """A request the REST API answers with 400 Bad Request (Kafka's ``BadRequestException``)."""
-
-
-def _trace(error: BaseException) -> str:
-    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
-
-
-def _type_name(type_: Type | None) -> str | None:
-    return None if type_ is None else type_.name
-
-
-def config_key_info(key: ConfigKey, prefix: str = "") -> dict[str, Any]:
-    """Kafka's ``ConfigKeyInfo`` JSON for one key."""
-    required = not key.has_default()
-    return {
-        "name": prefix + key.name,
-        "type": key.type.name,
-        "required": required,
-        "default_value": None if required else convert_to_string(key.default_value, key.type),
-        "importance": key.importance.name,
-        "documentation": key.documentation,
-        "group": key.group,
-        "order": key.order_in_group,
-        "width": key.width.name,
-        "display_name": key.display_name,
-        "dependents": list(key.dependents),
-    }
-
-
-def config_value_info(value: ConfigValue, type_: Type | None) -> dict[str, Any]:
-    """Kafka's ``ConfigValueInfo`` JSON for one validated value (passwords hidden)."""
-    shown: Any = value.value
-    if type_ is Type.PASSWORD or isinstance(shown, Password):
-        shown = None if shown is None else HIDDEN
-    recommended_type = Type.STRING if type_ is Type.LIST else type_
-    return {
-        "name": value.name,
-        "value": convert_to_string(shown, type_) if shown is not None else None,
-        "recommended_values": [
-            convert_to_string(v, recommended_type) for v in value.recommended_values
-        ],
-        "errors": list(value.error_messages),
-        "visible": value.visible,
-    }
 
 
 class StandaloneHerder:
@@ -195,18 +128,7 @@ class StandaloneHerder:
 
     def _resolve(self, config: Mapping[str, str]) -> dict[str, str]:
         """The config with ``${provider:path:key}`` variables resolved by the worker's providers."""
-        if not any(isinstance(v, str) and "${" in v for v in config.values()):
-            return dict(config)
-        providers = instantiate_providers(self._config.originals())
-        if not providers:
-            return dict(config)
-        try:
-            data = ConfigTransformer(providers).transform(config).data
-        finally:
-            for provider in providers.values():
-                with contextlib.suppress(Exception):
-                    provider.close()
-        return {k: str(v) for k, v in data.items()}
+        return resolve_variables(self._config.originals(), config)
 
     def _connector_kind(self, config: Mapping[str, str]) -> str:
         try:
@@ -219,37 +141,8 @@ class StandaloneHerder:
             return "sink"
         return "unknown"
 
-    def _compute_secret_keys(self, config: Mapping[str, str]) -> frozenset[str]:
-        keys: set[str] = set()
-        try:
-            connector = self._plugins.new_connector(config[CONNECTOR_CLASS_CONFIG])
-            definitions = [connector.config()]
-            kind = "source" if isinstance(connector, SourceConnector) else "sink"
-            base = (
-                source_connector_config_def() if kind == "source" else sink_connector_config_def()
-            )
-            definitions.append(
-                enrich(self._plugins, base, resolve_plugin_classes(self._plugins, config), False)
-            )
-            for definition in definitions:
-                keys.update(
-                    k.name for k in definition.config_keys().values() if k.type is Type.PASSWORD
-                )
-        except Exception:  # noqa: BLE001 - masking falls back to the name heuristics below
-            log.debug("Could not read the ConfigDef of %s", config.get(CONNECTOR_CLASS_CONFIG))
-        for key in config:
-            if key.startswith(
-                tuple(CLIENT_OVERRIDE_PREFIXES.values())
-            ) and _SECRET_CLIENT_KEY.search(key):
-                keys.add(key)
-        return frozenset(keys)
-
     def _masked(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
-        secrets = self._secret_keys.get(name, frozenset())
-        return {
-            k: (HIDDEN if k in secrets and v is not None and not _VARIABLE.fullmatch(str(v)) else v)
-            for k, v in config.items()
-        }
+        return mask(config, self._secret_keys.get(name, frozenset()))
 
     def _task_ids(self, name: str) -> list[ConnectorTaskId]:
         return [ConnectorTaskId(name, i) for i in range(len(self._task_configs.get(name, [])))]
@@ -278,7 +171,7 @@ class StandaloneHerder:
             log.exception("Herder background operation failed")
 
     def _fail_connector(self, name: str, error: BaseException) -> None:
-        self._status.put_connector(name, Status(State.FAILED, self.worker_id, _trace(error)))
+        self._status.put_connector(name, Status(State.FAILED, self.worker_id, stack_trace(error)))
 
     # ------------------------------------------------------------------ worker operations
     def _start_connector(self, name: str) -> None:
@@ -314,11 +207,7 @@ class StandaloneHerder:
 
     def _reverse_transform(self, name: str, configs: list[dict[str, str]]) -> list[dict[str, str]]:
         """Put the raw ``${...}`` references back in task configs (as Kafka stores them)."""
-        raw = self._configs[name]
-        with_variables = {
-            k: v for k, v in raw.items() if isinstance(v, str) and _VARIABLE.search(v)
-        }
-        return [{k: with_variables.get(k, v) for k, v in c.items()} for c in configs]
+        return restore_variables(self._configs[name], configs)
 
     def _update_connector_tasks(self, name: str) -> None:
         """Regenerate the task configs; restart the tasks only if they changed."""
@@ -431,7 +320,7 @@ class StandaloneHerder:
                 f"Connector name configuration ({included}) doesn't match connector name in the "
                 f"URL ({name})"
             )
-        target = _target_state(initial_state)
+        target = parse_initial_state(initial_state)
         infos = self.validate_connector_config(config, strict_class=True)
         errors = [e for c in infos["configs"] if c["value"] for e in c["value"]["errors"]]
         if infos["error_count"]:
@@ -452,7 +341,7 @@ class StandaloneHerder:
             else:
                 self._targets[name] = target or TargetState.STARTED
             self._configs[name] = config
-            self._secret_keys[name] = self._compute_secret_keys(config)
+            self._secret_keys[name] = secret_keys(self._plugins, config)
             self._task_configs.setdefault(name, [])
             log.info("%s connector %s", "Reconfiguring" if exists else "Creating", name)
             self._start_connector(name)
@@ -650,50 +539,12 @@ class StandaloneHerder:
                 self._update_connector_tasks(name)
 
     # ------------------------------------------------------------------ offsets
-    def _sink_group(self, config: Mapping[str, str]) -> str:
-        return config.get("consumer.override.group.id") or f"connect-{config[NAME_CONFIG]}"
-
-    def _admin(self, config: Mapping[str, str]) -> Any:
-        from cdk.kafka import new_admin
-
-        props = {**self._config.admin_props(), **self._config.client_overrides(config, "admin")}
-        return new_admin(props)
-
-    def _sink_offsets(self, config: Mapping[str, str]) -> dict[TopicPartition, int]:
-        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
-
-        admin = self._admin(config)
-        group = self._sink_group(config)
-        try:
-            futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
-            result = futures[group].result(timeout=30)
-        except KafkaException as exc:
-            text = str(exc)
-            if "GROUP_ID_NOT_FOUND" in text or "not found" in text.lower():
-                return {}
-            raise ConnectException(
-                f"Could not read the offsets of consumer group {group}: {exc}"
-            ) from exc
-        offsets: dict[TopicPartition, int] = {}
-        for tp in result.topic_partitions or []:
-            if tp.offset is not None and tp.offset >= 0:
-                offsets[TopicPartition(tp.topic, tp.partition)] = tp.offset
-        return dict(sorted(offsets.items()))
-
     def connector_offsets(self, name: str) -> dict[str, Any]:
         """``{"offsets": [{"partition": {...}, "offset": {...}}]}`` (``GET .../offsets``)."""
         with self._lock:
             config = dict(self._require(name))
         if self._connector_kind(config) == "sink":
-            return {
-                "offsets": [
-                    {
-                        "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
-                        "offset": {"kafka_offset": offset},
-                    }
-                    for tp, offset in self._sink_offsets(self._resolve(config)).items()
-                ]
-            }
+            return {"offsets": SinkGroupOffsets(self._config, self._resolve(config)).rest_offsets()}
         return {"offsets": connector_offsets(self._offset_store, name)}
 
     def _require_stopped(self, name: str) -> dict[str, str]:
@@ -723,12 +574,16 @@ class StandaloneHerder:
             config = self._resolve(self._require_stopped(name))
             connector = self._plugins.new_connector(config[CONNECTOR_CLASS_CONFIG])
             if isinstance(connector, SinkConnector):
-                handled = self._alter_sink_offsets(connector, config, _sink_offsets_of(offsets))
+                sink_offsets = parse_sink_offsets(offsets)
+                handled = call_alter(
+                    name, "alter", lambda: connector.alter_offsets(dict(config), sink_offsets)
+                )
+                SinkGroupOffsets(self._config, config).alter(sink_offsets)
             else:
-                pairs = _source_offsets_of(offsets)
-                handled = _call_alter(name, "alter", lambda: connector.alter_offsets(config, pairs))  # type: ignore[attr-defined]
+                pairs = parse_source_offsets(offsets)
+                handled = call_alter(name, "alter", lambda: connector.alter_offsets(config, pairs))  # type: ignore[attr-defined]
                 write_connector_offsets(self._offset_store, name, pairs)
-        return {"message": _offsets_message("altered", handled)}
+        return {"message": offsets_message("altered", handled)}
 
     def reset_connector_offsets(self, name: str) -> dict[str, str]:
         """Remove every offset of a STOPPED connector (``DELETE .../offsets``)."""
@@ -736,66 +591,20 @@ class StandaloneHerder:
             config = self._resolve(self._require_stopped(name))
             connector = self._plugins.new_connector(config[CONNECTOR_CLASS_CONFIG])
             if isinstance(connector, SinkConnector):
-                current = self._sink_offsets(config)
+                group = SinkGroupOffsets(self._config, config)
+                current = group.offsets()
                 reset: dict[TopicPartition, int | None] = dict.fromkeys(current)
-                handled = _call_alter(name, "reset", lambda: connector.alter_offsets(config, reset))
-                self._delete_group(config)
+                handled = call_alter(name, "reset", lambda: connector.alter_offsets(config, reset))
+                group.delete()
             else:
                 pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
                     (entry["partition"], None)
                     for entry in connector_offsets(self._offset_store, name)
                 ]
                 source = connector
-                handled = _call_alter(name, "reset", lambda: source.alter_offsets(config, pairs))  # type: ignore[attr-defined]
+                handled = call_alter(name, "reset", lambda: source.alter_offsets(config, pairs))  # type: ignore[attr-defined]
                 reset_connector_offsets(self._offset_store, name)
-        return {"message": _offsets_message("reset", handled)}
-
-    def _delete_group(self, config: Mapping[str, str]) -> None:
-        from confluent_kafka import KafkaException
-
-        group = self._sink_group(config)
-        admin = self._admin(config)
-        try:
-            admin.delete_consumer_groups([group], request_timeout=30)[group].result(timeout=30)
-        except KafkaException as exc:
-            if "GROUP_ID_NOT_FOUND" not in str(exc) and "not found" not in str(exc).lower():
-                raise ConnectException(f"Could not delete consumer group {group}: {exc}") from exc
-
-    def _alter_sink_offsets(
-        self,
-        connector: SinkConnector,
-        config: Mapping[str, str],
-        offsets: dict[TopicPartition, int | None],
-    ) -> bool:
-        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
-        from confluent_kafka import TopicPartition as KafkaTopicPartition
-
-        name = config[NAME_CONFIG]
-        handled = _call_alter(name, "alter", lambda: connector.alter_offsets(dict(config), offsets))
-        group = self._sink_group(config)
-        to_write = {tp: o for tp, o in offsets.items() if o is not None}
-        if any(o is None for o in offsets.values()):
-            # confluent-kafka cannot delete single partitions' offsets: rewrite the group without
-            # them (the connector is STOPPED, so the group has no members).
-            kept = {tp: o for tp, o in self._sink_offsets(config).items() if tp not in offsets}
-            self._delete_group(config)
-            to_write = {**kept, **to_write}
-        if to_write:
-            admin = self._admin(config)
-            request = ConsumerGroupTopicPartitions(
-                group,
-                [
-                    KafkaTopicPartition(tp.topic, tp.partition, o)
-                    for tp, o in sorted(to_write.items())
-                ],
-            )
-            try:
-                admin.alter_consumer_group_offsets([request])[group].result(timeout=30)
-            except KafkaException as exc:
-                raise ConnectException(
-                    f"Failed to alter consumer group offsets for connector {name}: {exc}"
-                ) from exc
-        return handled
+        return {"message": offsets_message("reset", handled)}
 
     # ------------------------------------------------------------------ validation
     def validate_connector_config(
@@ -811,107 +620,12 @@ class StandaloneHerder:
             BadRequestException: ``connector.class`` is missing.
             ConfigException: the connector class is unknown.
         """
-        props = dict(props)
-        connector_class = props.get(CONNECTOR_CLASS_CONFIG)
-        if not connector_class:
-            raise BadRequestException(
-                f"Connector config with keys [{', '.join(sorted(props))}] contains no "
-                "connector type"
-            )
-        try:
-            resolved: dict[str, Any] = self._resolve(
-                {k: v for k, v in props.items() if v is not None}
-            )
-        except ConfigException as exc:
-            raise BadRequestException(str(exc)) from exc
-        resolved.update({k: v for k, v in props.items() if v is None})
-        connector = self._plugins.new_connector(connector_class)
-        is_source = isinstance(connector, SourceConnector)
-        base = source_connector_config_def() if is_source else sink_connector_config_def()
-        with_classes = resolve_plugin_classes(self._plugins, resolved)
-        definition = enrich(
-            self._plugins, base, with_classes, False, kind="source" if is_source else "sink"
-        )
-        validated = definition.validate_all(with_classes)
-        if not is_source:
-            validate_sink_topics(resolved, validated)
-        for key, value in props.items():
-            if value is None:
-                validated.setdefault(key, ConfigValue(key)).add_error_message(
-                    "Null value can not be supplied as the configuration value."
-                )
-        keys: dict[str, ConfigKey] = dict(definition.config_keys())
-        groups: list[str] = list(definition.groups())
-        own = connector.config()
-        if not isinstance(own, ConfigDef):
-            raise BadRequestException(
-                f"{type(connector).__module__}.{type(connector).__qualname__}.config() must "
-                "return a ConfigDef that is not null."
-            )
-        connector_props = {k: v for k, v in resolved.items() if v is not None}
-        try:
-            result = connector.validate(connector_props)
-        except Exception as exc:
-            raise BadRequestException(
-                f"{type(connector).__qualname__}.validate() failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        keys.update(own.config_keys())
-        groups.extend(g for g in own.groups() if g not in groups)
-        values: dict[str, ConfigValue] = dict(validated)
-        for value in result.config_values:
-            values[value.name] = value
-        configs: list[dict[str, Any]] = []
-        error_count = 0
-        for name, value in values.items():
-            if name not in keys:
-                configs.append({"definition": None, "value": config_value_info(value, None)})
-                error_count += len(value.error_messages)
-        for name, config_key in keys.items():
-            value_info = None
-            if name in values:
-                value_info = config_value_info(values[name], config_key.type)
-                error_count += len(values[name].error_messages)
-            configs.append({"definition": config_key_info(config_key), "value": value_info})
-        for kind in self._client_kinds(connector, resolved):
-            count, entries = self._validate_overrides(resolved, kind)
-            error_count += count
-            configs.extend(entries)
-        return {
-            "name": self._plugins.class_name(type(connector)),
-            "error_count": error_count,
-            "groups": groups,
-            "configs": configs,
-        }
-
-    @staticmethod
-    def _client_kinds(connector: Connector, props: Mapping[str, Any]) -> list[str]:
-        has_dlq = bool(str(props.get("errors.deadletterqueue.topic.name") or "").strip())
-        if isinstance(connector, SourceConnector):
-            uses_admin = any(str(k).startswith("topic.creation.") for k in props)
-            return ["producer", *(["admin"] if uses_admin else [])]
-        return [*(["producer", "admin"] if has_dlq else []), "consumer"]
-
-    def _validate_overrides(
-        self, props: Mapping[str, Any], kind: str
-    ) -> tuple[int, list[dict[str, Any]]]:
-        prefix = CLIENT_OVERRIDE_PREFIXES[kind]
-        errors = 0
-        entries: list[dict[str, Any]] = []
-        for key, value in props.items():
-            if not key.startswith(prefix) or len(key) == len(prefix):
-                continue
-            message = check_client_override(self._config.override_policy, kind, key[len(prefix) :])
-            shown = HIDDEN if _SECRET_CLIENT_KEY.search(key) else value
-            config_value = ConfigValue(key, shown, (), [message] if message else [])
-            errors += 1 if message else 0
-            entries.append({"definition": None, "value": config_value_info(config_value, None)})
-        return errors, entries
+        return config_infos(self._plugins, self._config, props, self._resolve)
 
     # ------------------------------------------------------------------ plugins
     def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
         """``GET /connector-plugins``: ``[{"class", "type", "version"}]``."""
-        descs = self._plugins.connectors() if connectors_only else self._plugins.all()
-        return [d.to_json() for d in descs if d.type is not PluginType.CONFIG_PROVIDER]
+        return connector_plugins(self._plugins, connectors_only)
 
     def connector_plugin_config(self, plugin_name: str) -> list[dict[str, Any]]:
         """``GET /connector-plugins/{name}/config``: the plugin's keys (then framework keys).
@@ -920,45 +634,7 @@ class StandaloneHerder:
             NotFoundException: ``Unknown plugin <name>.``
             BadRequestException: the class is a config provider or no plugin.
         """
-        try:
-            cls = self._plugins.load(plugin_name)
-        except ConfigException as exc:
-            raise NotFoundException(f"Unknown plugin {plugin_name}.") from exc
-        kinds = plugin_types(cls)
-        if not kinds or kinds == [PluginType.CONFIG_PROVIDER]:
-            raise BadRequestException(
-                f"Invalid plugin class {plugin_name}. Valid types are sink, source, converter, "
-                "header_converter, transformation, predicate."
-            )
-        plugin = self._plugins.new_plugin(cls)
-        base: ConfigDef | None = None
-        if isinstance(plugin, SinkConnector):
-            base = sink_connector_config_def()
-        elif isinstance(plugin, SourceConnector):
-            base = source_connector_config_def()
-        own = plugin.config()
-        keys: dict[str, ConfigKey] = dict(own.config_keys()) if isinstance(own, ConfigDef) else {}
-        if base is not None:
-            for name, key in base.config_keys().items():
-                keys.setdefault(name, key)
-        return [config_key_info(k) for k in keys.values()]
-
-
-# ---------------------------------------------------------------------- helpers
-def _target_state(value: TargetState | str | None) -> TargetState | None:
-    if value is None or isinstance(value, TargetState):
-        return value
-    text = str(value).strip().upper()
-    mapping = {
-        "RUNNING": TargetState.STARTED,
-        "PAUSED": TargetState.PAUSED,
-        "STOPPED": TargetState.STOPPED,
-    }
-    if text not in mapping:
-        raise BadRequestException(
-            f"Invalid initial state {value}: must be one of RUNNING, PAUSED, STOPPED"
-        )
-    return mapping[text]
+        return plugin_config_infos(self._plugins, plugin_name)
 
 
 def _state(status: Status, override: State | None = None) -> dict[str, Any]:
@@ -966,88 +642,3 @@ def _state(status: Status, override: State | None = None) -> dict[str, Any]:
     if status.trace is not None and override is None:
         result["trace"] = status.trace
     return result
-
-
-def _offsets_message(action: str, handled: bool) -> str:
-    if handled:
-        return f"The offsets for this connector have been {action} successfully"
-    return (
-        f"The Connect framework-managed offsets for this connector have been {action} "
-        "successfully. However, if this connector manages offsets externally, they will need to "
-        f"be manually {action} in the system that the connector uses."
-    )
-
-
-def _call_alter(name: str, action: str, fn: Callable[[], Any]) -> bool:
-    try:
-        return bool(fn())
-    except ConnectException:
-        raise
-    except Exception as exc:
-        raise ConnectException(
-            f"Failed to {action} offsets for connector {name}: {type(exc).__name__}: {exc}"
-        ) from exc
-
-
-def _entries(offsets: Iterable[Any]) -> Iterable[tuple[Any, Any]]:
-    for entry in offsets:
-        if not isinstance(entry, Mapping) or "partition" not in entry:
-            raise BadRequestException(
-                'Each offset must be an object with a "partition" and an "offset"'
-            )
-        yield entry["partition"], entry.get("offset")
-
-
-def _source_offsets_of(
-    offsets: Iterable[Any],
-) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-    pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
-    for partition, offset in _entries(offsets):
-        if partition is None:
-            raise BadRequestException("Source partitions may not be null")
-        try:
-            validate_offset_format(partition, "Source partitions")
-            validate_offset_format(offset, "Source offsets")
-        except DataException as exc:
-            raise BadRequestException(str(exc)) from exc
-        pairs.append((dict(partition), None if offset is None else dict(offset)))
-    return pairs
-
-
-def _sink_offsets_of(offsets: Iterable[Any]) -> dict[TopicPartition, int | None]:
-    result: dict[TopicPartition, int | None] = {}
-    for partition, offset in _entries(offsets):
-        if not isinstance(partition, Mapping) or not {"kafka_topic", "kafka_partition"} <= set(
-            partition
-        ):
-            raise BadRequestException(
-                "The partition for a sink connector offset must contain the keys 'kafka_topic' "
-                f"and 'kafka_partition', but was: {partition}"
-            )
-        topic, number = partition["kafka_topic"], partition["kafka_partition"]
-        if not isinstance(topic, str) or not topic:
-            raise BadRequestException("Kafka topic names must be valid strings and may not be null")
-        number = _as_int(number, "Kafka partitions must be valid numbers and may not be null")
-        value: int | None = None
-        if offset is not None:
-            if not isinstance(offset, Mapping) or "kafka_offset" not in offset:
-                raise BadRequestException(
-                    "The offset for a sink connector should either be null or contain the key "
-                    f"'kafka_offset', but was: {offset}"
-                )
-            value = _as_int(offset["kafka_offset"], "Kafka offsets must be valid numbers")
-            if value < 0:
-                raise BadRequestException(f"Kafka offsets may not be negative, but was: {value}")
-        result[TopicPartition(topic, number)] = value
-    return result
-
-
-def _as_int(value: Any, message: str) -> int:
-    if isinstance(value, bool):
-        raise BadRequestException(message)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            return int(value)
-    raise BadRequestException(message)

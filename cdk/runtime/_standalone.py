@@ -15,12 +15,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cdk.errors import ConnectException
+from cdk.runtime._file_offset_store import FileOffsetBackingStore
 from cdk.runtime._herder import StandaloneHerder
-from cdk.runtime._offsets import (
-    FileOffsetBackingStore,
-    MemoryOffsetBackingStore,
-    OffsetBackingStore,
-)
+from cdk.runtime._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._rest import RestServer
 from cdk.runtime._status import StatusStore

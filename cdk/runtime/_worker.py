@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import traceback
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -25,22 +24,19 @@ from cdk.runtime._contexts import (
     WorkerSourceConnectorContext,
     WorkerSourceTaskContext,
 )
-from cdk.runtime._errors import (
-    DeadLetterQueueReporter,
-    ErrorHandlingConfig,
-    ErrorReporter,
-    LogReporter,
-    RetryWithToleranceOperator,
-    WorkerErrantRecordReporter,
-)
-from cdk.runtime._offsets import OffsetStorageReaderImpl, OffsetStorageWriter
+from cdk.runtime._errant_reporter import WorkerErrantRecordReporter
+from cdk.runtime._error_config import ErrorHandlingConfig
+from cdk.runtime._error_context import stack_trace
+from cdk.runtime._error_reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
+from cdk.runtime._offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
+from cdk.runtime._retry_operator import RetryWithToleranceOperator
 from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
 from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 
 if TYPE_CHECKING:
     from cdk.converters import Converter, HeaderConverter
-    from cdk.runtime._offsets import OffsetBackingStore
+    from cdk.runtime._offset_store import OffsetBackingStore
     from cdk.runtime._plugins import Plugins
     from cdk.runtime._worker_config import WorkerConfig
 
@@ -67,10 +63,6 @@ class ConnectorListener(Protocol):
     def raise_error(self, connector: str, error: BaseException) -> None:
         """The connector reported an unrecoverable error."""
         ...
-
-
-def _trace(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
 def _class_path(cls: type) -> str:
@@ -261,7 +253,9 @@ class Worker:
     def _connector_failed(self, entry: _ConnectorEntry, exc: BaseException, what: str) -> None:
         log.error("%s %s", what, entry.name, exc_info=exc)
         entry.failed = True
-        self.status.put_connector(entry.name, Status(State.FAILED, self.worker_id, _trace(exc)))
+        self.status.put_connector(
+            entry.name, Status(State.FAILED, self.worker_id, stack_trace(exc))
+        )
 
     def _request_reconfiguration(self, entry: _ConnectorEntry) -> None:
         entry.listener.request_task_reconfiguration(entry.name)
@@ -419,7 +413,7 @@ class Worker:
                     closer()
                 except Exception:
                     log.exception("Failed to release a resource of task %s", task_id)
-            self.status.put_task(task_id, Status(State.FAILED, self.worker_id, _trace(exc)))
+            self.status.put_task(task_id, Status(State.FAILED, self.worker_id, stack_trace(exc)))
             return
         with self._lock:
             if task_id in self._tasks:  # started concurrently

@@ -9,13 +9,12 @@ import pytest
 from cdk.config import ConfigValue, Type
 from cdk.converters import JsonConverter, SimpleHeaderConverter, StringConverter
 from cdk.errors import ConfigException
-from cdk.runtime._connector_config import (
-    ConnectorConfig,
+from cdk.runtime._config_enrich import enrich
+from cdk.runtime._connector_config import ConnectorConfig, validate_sink_topics
+from cdk.runtime._connector_config_def import (
     connector_config_def,
-    enrich,
     sink_connector_config_def,
     source_connector_config_def,
-    validate_sink_topics,
 )
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig, check_client_override

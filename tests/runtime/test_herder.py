@@ -12,7 +12,8 @@ import pytest
 from cdk.api import SourceConnector, SourceRecord, SourceTask, Task
 from cdk.config import ConfigDef, Importance, Type
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
-from cdk.runtime._herder import BadRequestException, StandaloneHerder
+from cdk.runtime._herder import StandaloneHerder
+from cdk.runtime._requests import BadRequestException
 from cdk.runtime._standalone import EmbeddedWorker
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from tests._wait import wait_until
