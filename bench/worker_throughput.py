@@ -33,6 +33,7 @@ from cdk.kafka import EmbeddedKafka, create_topics, new_producer  # noqa: E402
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 BATCH = 500  # records per generator poll (and per stream)
 GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+FLUSH_INTERVAL_S = 60.0  # the worker's offset.flush.interval.ms (its default)
 
 
 # ---------------------------------------------------------------------------------- counting
@@ -113,33 +114,30 @@ def hand_source(bootstrap: str, topic: str, records: int, producer_props: dict[s
                 break
             except BufferError:
                 producer.poll(0.05)
-        producer.poll(0)
+        if seq % BATCH == BATCH - 1:
+            producer.poll(0)  # serve delivery reports once per batch, as the worker does
     producer.flush(60)
     assert acked == records, f"only {acked} of {records} acknowledged"
     return records / (counter.finished_at() - start)
 
 
-def hand_sink(bootstrap: str, topic: str, records: int) -> float:
-    """The hand-written consumer loop: same deserialization; records/s from the first batch."""
+def hand_sink(topic: str, records: int, consumer_props: dict[str, Any]) -> float:
+    """The hand-written consumer loop: same deserialization; records/s after the first batch.
+
+    The window runs from the end of the first batch to the end of the last, as the worker's
+    (the counting sink stamps each ``put``, which comes after the batch was converted).
+    """
     key_conv, value_conv, header_conv = converters()
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"hand-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            **GROUP,
-        }
-    )
+    consumer = Consumer({**consumer_props, "group.id": f"hand-{uuid.uuid4().hex}"})
     consumer.subscribe([topic])
     seen = 0
     first: float | None = None
+    last = 0.0
+    next_commit = time.monotonic() + FLUSH_INTERVAL_S
     while seen < records:
-        batch = consumer.consume(500, 0.5)
+        batch = consumer.consume(BATCH, 0.5)
         if not batch:
             continue
-        if first is None:
-            first = time.monotonic()
         for msg in batch:
             if msg.error() is not None:
                 continue
@@ -149,10 +147,16 @@ def hand_sink(bootstrap: str, topic: str, records: int) -> float:
             for name, raw in msg.headers() or []:
                 header_conv.to_connect_header(t, name, raw)
             seen += 1
-        consumer.commit(asynchronous=True)
-    elapsed = time.monotonic() - (first or time.monotonic())
+        last = time.monotonic()
+        if first is None:
+            first = last
+        if last >= next_commit:  # commit as often as the worker does (offset.flush.interval.ms)
+            consumer.commit(asynchronous=True)
+            next_commit = last + FLUSH_INTERVAL_S
+    consumer.commit(asynchronous=False)
     consumer.close()
-    return records / elapsed
+    assert first is not None
+    return records / (last - first)
 
 
 # ------------------------------------------------------------------------------------ worker
@@ -183,6 +187,12 @@ class Worker:
         if r.status_code != 201:
             raise RuntimeError(f"create {name}: {r.status_code} {r.text}")
 
+    def delete(self, name: str) -> None:
+        """Delete a measured connector, so that it does not run during the next measurements."""
+        r = self.http.delete(f"/connectors/{name}")
+        if r.status_code not in (200, 204):
+            raise RuntimeError(f"delete {name}: {r.status_code} {r.text}")
+
     def stop(self) -> None:
         self.http.close()
         self.worker.stop()
@@ -191,10 +201,11 @@ class Worker:
 def worker_source(worker: Worker, bootstrap: str, topic: str, records: int) -> float:
     from tests.connectors import GENERATOR
 
+    name = f"bench-source-{uuid.uuid4().hex[:8]}"
     counter = Counter(bootstrap, topic, records)
     start = time.time()
     worker.create(
-        f"bench-source-{uuid.uuid4().hex[:8]}",
+        name,
         {
             "connector.class": GENERATOR,
             "topic": topic,
@@ -202,7 +213,9 @@ def worker_source(worker: Worker, bootstrap: str, topic: str, records: int) -> f
             "batch.size": str(BATCH),
         },
     )
-    return records / (counter.finished_at() - start)
+    rate = records / (counter.finished_at() - start)
+    worker.delete(name)
+    return rate
 
 
 def worker_sink(worker: Worker, topic: str, records: int) -> float:
@@ -217,10 +230,11 @@ def worker_sink(worker: Worker, topic: str, records: int) -> float:
     while progress(name).count < records:
         if time.monotonic() > deadline:
             raise RuntimeError(f"sink saw {progress(name).count} of {records} records")
-        time.sleep(0.01)
+        time.sleep(0.05)  # the window comes from the task's own timestamps
     p = progress(name)
     assert p.first is not None
     assert p.last is not None
+    worker.delete(name)
     return records / (p.last - p.first)
 
 
@@ -242,25 +256,38 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             worker = Worker(bootstrap, Path(tmp))
             try:
+                from cdk.runtime._sink_runner import CONSUMER_DEFAULTS
                 from cdk.runtime._source_runner import PRODUCER_DEFAULTS
                 from cdk.runtime._worker_config import WorkerConfig
 
-                # exactly the settings the worker's source tasks produce with
-                producer_props = {
-                    **PRODUCER_DEFAULTS,
-                    **WorkerConfig(worker.props).producer_props(),
-                }
+                # exactly the settings the worker's source and sink tasks use
+                config = WorkerConfig(worker.props)
+                producer_props = {**PRODUCER_DEFAULTS, **config.producer_props()}
+                consumer_props = {**CONSUMER_DEFAULTS, **config.consumer_props("hand")}
                 best = [0.0, 0.0, 0.0, 0.0]  # source hand, source worker, sink hand, sink worker
-                for _ in range(args.runs):
+                for run in range(args.runs):
                     hand_topic, worker_topic = (f"bench-{uuid.uuid4().hex[:8]}" for _ in range(2))
                     create_topics(bootstrap, [hand_topic, worker_topic], partitions=1)
-                    measured = [
-                        hand_source(bootstrap, hand_topic, n, producer_props),
-                        worker_source(worker, bootstrap, worker_topic, n),
-                        hand_sink(bootstrap, hand_topic, n),
-                        worker_sink(worker, hand_topic, n),
-                    ]
+                    hand_first = run % 2 == 0  # alternate who goes first: the broker keeps data
+                    measured = [0.0, 0.0, 0.0, 0.0]
+                    for index in (0, 1) if hand_first else (1, 0):
+                        if index == 0:
+                            measured[0] = hand_source(bootstrap, hand_topic, n, producer_props)
+                        else:
+                            measured[1] = worker_source(worker, bootstrap, worker_topic, n)
+                    for index in (2, 3) if hand_first else (3, 2):
+                        if index == 2:
+                            measured[2] = hand_sink(hand_topic, n, consumer_props)
+                        else:
+                            measured[3] = worker_sink(worker, hand_topic, n)
                     best = [max(b, m) for b, m in zip(best, measured, strict=True)]
+                    print(
+                        f"run {run + 1}: source {measured[1]:,.0f}/{measured[0]:,.0f} "
+                        f"({measured[1] / measured[0]:.0%}), sink {measured[3]:,.0f}/"
+                        f"{measured[2]:,.0f} ({measured[3] / measured[2]:.0%}) (worker/loop)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 rows = [
                     ("source: generator -> JsonConverter -> Kafka", best[0], best[1]),
                     ("sink: Kafka -> JsonConverter -> no-op sink", best[2], best[3]),

@@ -30,6 +30,7 @@ from cdk.api import (
     TimestampType,
     TopicPartition,
 )
+from cdk.data import Schema
 from cdk.errors import ConnectException, RetriableException
 from cdk.runtime._contexts import WorkerSinkTaskContext
 from cdk.runtime._errors import ConsumedRecord, ProcessingContext, RetryWithToleranceOperator, Stage
@@ -63,6 +64,17 @@ _TIMESTAMP_TYPES = {
     2: TimestampType.LOG_APPEND_TIME,
 }
 _new_sink_record = SinkRecord.__new__
+_new_header = Header.__new__
+# Header schemas whose values are valid whenever they have exactly this Python type: a header
+# converter's output with one of them skips Header's validation, which would only cost time.
+_PLAIN_HEADER_TYPES: dict[int, type] = {
+    id(Schema.STRING_SCHEMA): str,
+    id(Schema.OPTIONAL_STRING_SCHEMA): str,
+    id(Schema.BOOLEAN_SCHEMA): bool,
+    id(Schema.OPTIONAL_BOOLEAN_SCHEMA): bool,
+    id(Schema.BYTES_SCHEMA): bytes,
+    id(Schema.OPTIONAL_BYTES_SCHEMA): bytes,
+}
 
 
 def consumer_group_id(connector: str) -> str:
@@ -405,10 +417,20 @@ class WorkerSinkTask:
 
     def _convert_headers(self, topic: str, raw_headers: Sequence[tuple[str, Any]]) -> Headers:
         convert = self._header_converter.to_connect_header
+        plain = _PLAIN_HEADER_TYPES
         out = []
         for key, raw in raw_headers:
             converted = convert(topic, key, raw)
-            out.append(Header(key, converted.schema, converted.value))
+            schema = converted.schema
+            value = converted.value
+            if plain.get(id(schema)) is type(value) and type(key) is str:
+                header = _new_header(Header)
+                header.key = key
+                header.schema = schema
+                header.value = value
+            else:
+                header = Header(key, schema, value)
+            out.append(header)
         return Headers(out)
 
     def _convert_tolerant(self, msg: Any) -> SinkRecord | None:

@@ -50,6 +50,7 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
 }
 
 _SEND_FAILED_BACKOFF_S = 0.1
+_METADATA_TIMEOUT_S = 2.0
 _Headers = list[tuple[str, bytes | None]]
 _Converted = tuple[SourceRecord, bytes | None, bytes | None, _Headers | None]
 
@@ -415,10 +416,10 @@ class WorkerSourceTask:
         chain = self._chain if len(self._chain) else None
         key_from = self._key_converter.from_connect_data
         value_from = self._value_converter.from_connect_data
-        convert_headers = self._convert_headers
+        to_header = self._header_converter.from_connect_header
         producer = self._producer
         assert producer is not None
-        produce = producer.produce
+        produce: Callable[..., None] = producer.produce
         known_topics = self._known_topics
         submitted = self._submitted
         calls_commit_record = self._calls_commit_record
@@ -441,7 +442,11 @@ class WorkerSourceTask:
                 if record is not None:
                     topic = record.topic
                     rec_headers = record.headers
-                    headers = convert_headers(topic, rec_headers) if rec_headers else None
+                    headers = (
+                        [(h.key, to_header(topic, h.key, h.schema, h.value)) for h in rec_headers]
+                        if rec_headers
+                        else None
+                    )
                     key = key_from(topic, record.key_schema, record.key, rec_headers)
                     value = value_from(topic, record.value_schema, record.value, rec_headers)
             except Exception:  # noqa: BLE001 - retried under the error operator
@@ -460,8 +465,11 @@ class WorkerSourceTask:
                 self._maybe_create_topic(topic)
             callback = group.on_delivery if not calls_commit_record else _RecordCallback(group, pre)
             try:
-                if record.kafka_partition is None and record.timestamp is None and not headers:
-                    produce(topic, value, key, on_delivery=callback)
+                if record.kafka_partition is None and record.timestamp is None:
+                    if headers:
+                        produce(topic, value, key, on_delivery=callback, headers=headers)
+                    else:
+                        produce(topic, value, key, on_delivery=callback)
                 else:
                     self._produce(record, key, value, headers, callback)
             except BufferError:
@@ -651,7 +659,24 @@ class WorkerSourceTask:
                     topic,
                     exc,
                 )
+        self._fetch_metadata(topic)
         self._known_topics.add(topic)
+
+    def _fetch_metadata(self, topic: str) -> None:
+        """Fetch the metadata of a topic before its first record is produced (best effort).
+
+        Like the Java producer's metadata wait on the first send to a topic. It also matters for
+        the idempotent producer: librdkafka asks for its producer id as soon as a broker
+        connection is up, and otherwise only at its next 500 ms retry tick, which would hold the
+        task's first deliveries back by up to a second.
+        """
+        producer = self._producer
+        if producer is None:
+            return
+        try:
+            producer.list_topics(topic, timeout=_METADATA_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - the producer fetches metadata itself anyway
+            log.debug("%s could not fetch the metadata of topic '%s': %s", self, topic, exc)
 
     # -- offsets ---------------------------------------------------------------------------------
     def _commit_offsets(self) -> bool:

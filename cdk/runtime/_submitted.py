@@ -31,6 +31,24 @@ def _partition_key(partition: Mapping[str, Any] | None) -> str:
         return repr(sorted((repr(k), repr(v)) for k, v in partition.items()))
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _same_partition(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two partitions have the same key: equal flat maps whose values have equal types.
+
+    ``1 == 1.0 == True`` in Python but not in Java (nor in the key text), hence the type checks;
+    maps with nested values are left to :func:`_partition_key`.
+    """
+    if a != b:
+        return False
+    for name, value in a.items():
+        kind = type(value)
+        if type(name) is not str or kind not in _SCALARS or kind is not type(b[name]):
+            return False
+    return True
+
+
 class SubmittedRecord:
     """One record handed to the producer; :meth:`ack` it on delivery or :meth:`drop` it.
 
@@ -137,18 +155,27 @@ class SubmittedRecords:
         self._records: dict[str, deque[SubmittedRecord]] = {}
         self._num_unacked = 0
         self._num_settled = 0  # acks + drops ever, for await_all_messages
+        self._num_waiting = 0  # threads in await_all_messages (acks notify only then)
+        # The previous submission's partition (a copy) and key: consecutive records mostly share
+        # their source partition, and comparing two small maps is much cheaper than keying one.
+        self._last_partition: dict[str, Any] | None = None
+        self._last_key = "null"
 
     def submit(
         self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None
     ) -> SubmittedRecord:
         """Track a record about to be sent; returns the handle to :meth:`~SubmittedRecord.ack`."""
-        key = _partition_key(partition)
-        record = SubmittedRecord(
-            self,
-            key,
-            None if partition is None else dict(partition),
-            None if offset is None else dict(offset),
-        )
+        if partition is None:
+            key, copied = "null", None
+        else:
+            copied = dict(partition)
+            last = self._last_partition
+            if last is not None and _same_partition(copied, last):
+                key = self._last_key
+            else:
+                key = _partition_key(copied)
+                self._last_partition, self._last_key = copied, key
+        record = SubmittedRecord(self, key, copied, None if offset is None else dict(offset))
         with self._cond:
             queue = self._records.get(key)
             if queue is None:
@@ -167,7 +194,8 @@ class SubmittedRecords:
     def _settled(self) -> None:
         self._num_unacked -= 1
         self._num_settled += 1
-        self._cond.notify_all()
+        if self._num_waiting:
+            self._cond.notify_all()
 
     def remove_last_occurrence(self, record: SubmittedRecord) -> bool:
         """Stop tracking ``record`` (searching from the newest); see :meth:`SubmittedRecord.drop`.
@@ -240,7 +268,11 @@ class SubmittedRecords:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
-                self._cond.wait(remaining)
+                self._num_waiting += 1
+                try:
+                    self._cond.wait(remaining)
+                finally:
+                    self._num_waiting -= 1
             return True
 
     def pending(self) -> int:

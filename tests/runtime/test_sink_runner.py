@@ -390,3 +390,48 @@ def test_conversion_failure_goes_to_the_dead_letter_queue(
         consumer.close()
     stop(runner)
     assert harness.committed(topic) == [3]
+
+
+def test_converted_headers_equal_validated_ones() -> None:
+    """The plain-type fast path builds the same headers as Header(), which still validates."""
+    from cdk.api import Header, Headers
+    from cdk.data import Schema, SchemaAndValue
+    from cdk.errors import DataException
+
+    class Odd(SimpleHeaderConverter):
+        """Returns what SimpleHeaderConverter does, except for a few crafted header values."""
+
+        def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> Any:
+            if value == b"bad-string":
+                return SchemaAndValue(Schema.STRING_SCHEMA, 42)  # does not match its schema
+            if value == b"str-as-bytes":
+                return SchemaAndValue(Schema.BYTES_SCHEMA, "text")
+            return super().to_connect_header(topic, header_key, value)
+
+    converter = StringConverter()
+    converter.configure({}, False)
+    runner = WorkerSinkTask(
+        ConnectorTaskId("headers", 0),
+        CollectTask(),
+        {"topics": "t"},
+        worker_id="test:0",
+        status_store=StatusStore(),
+        target=TargetState.STARTED,
+        key_converter=converter,
+        value_converter=converter,
+        header_converter=Odd(),
+        transformation_chain=TransformationChain.from_config({}),
+        operator=RetryWithToleranceOperator(ErrorHandlingConfig.from_props({})),
+        consumer_config={"bootstrap.servers": "127.0.0.1:9"},
+    )
+    raw = [("s", b"text"), ("b", b"true"), ("n", b"42"), ("e", b""), ("z", None), ("l", b"[1,2]")]
+    headers = runner._convert_headers("t", raw)
+    expected = Headers()
+    for key, value in raw:
+        converted = SimpleHeaderConverter().to_connect_header("t", key, value)
+        expected.add_header(Header(key, converted.schema, converted.value))
+    assert list(headers) == list(expected)
+    assert [type(h) for h in headers] == [Header] * len(raw)
+    for value in (b"bad-string", b"str-as-bytes"):
+        with pytest.raises(DataException):
+            runner._convert_headers("t", [("x", value)])

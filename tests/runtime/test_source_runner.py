@@ -454,3 +454,41 @@ def test_topic_creation_groups() -> None:
         )
         is None
     )
+
+
+class _MetadataProducer:
+    """A real producer recording its metadata requests; optionally failing them."""
+
+    def __init__(self, config: Mapping[str, Any], fail: bool) -> None:
+        self._producer = new_producer(config)
+        self._fail = fail
+        self.metadata_topics: list[str | None] = []
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        self.metadata_topics.append(topic)
+        if self._fail:
+            from confluent_kafka import KafkaException
+
+            raise KafkaException("metadata: injected failure")
+        return self._producer.list_topics(topic, timeout=timeout)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._producer, name)
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["ok", "failing"])
+def test_topic_metadata_is_fetched_once_before_its_first_record(
+    harness: Harness, topic: str, fail: bool
+) -> None:
+    holder: list[_MetadataProducer] = []
+
+    def factory(config: Mapping[str, Any]) -> _MetadataProducer:
+        holder.append(_MetadataProducer(config, fail))
+        return holder[0]
+
+    task = GenTask()
+    runner = harness.runner(task, {"total": "200", "batch": "20"}, producer_factory=factory)
+    start(runner, task, topic)
+    wait_until(lambda: len(task.committed) == 200, message="200 acks")
+    assert holder[0].metadata_topics == [topic]  # once, for the one topic, whatever the outcome
+    assert read_values(harness.bootstrap, topic, 200) == list(range(200))

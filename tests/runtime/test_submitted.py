@@ -199,3 +199,69 @@ def test_committable_offsets_updated_with_newer_snapshot() -> None:
     assert merged.num_committable == 3
     assert merged.num_uncommittable == 1
     assert merged.largest_deque_partition == P2
+
+
+def test_ack_wakes_a_thread_already_waiting() -> None:
+    from tests._wait import wait_until
+
+    records = SubmittedRecords()
+    r = records.submit(P1, off(1))
+    result: list[bool] = []
+    waiter = threading.Thread(
+        target=lambda: result.append(records.await_all_messages(30.0)), name="test-waiter"
+    )
+    waiter.start()
+    wait_until(lambda: records._num_waiting == 1, 10.0, message="the waiter waits")
+    r.ack()
+    waiter.join(10.0)
+    assert result == [True]
+    assert records._num_waiting == 0
+
+
+def test_consecutive_equal_partitions_share_a_queue_whatever_the_object() -> None:
+    records = SubmittedRecords()
+    handles = [records.submit({"file": "a"}, off(i)) for i in range(3)]  # new dicts, equal
+    other = records.submit({"file": "b"}, off(7))
+    again = records.submit({"file": "a"}, off(3))
+    for h in [*handles, other, again]:
+        h.ack()
+    snapshot = records.committable_offsets()
+    assert sorted(snapshot.offsets, key=repr) == [({"file": "a"}, off(3)), ({"file": "b"}, off(7))]
+    assert snapshot.num_committable == 5
+
+
+def test_partitions_equal_in_python_but_not_in_java_stay_apart() -> None:
+    # 1 == 1.0 == True in Python; as Java maps (and as offset keys) they are three partitions.
+    records = SubmittedRecords()
+    blocked = records.submit({"id": 1}, off(1))
+    as_float = records.submit({"id": 1.0}, off(2))
+    as_bool = records.submit({"id": True}, off(3))
+    nested = records.submit({"id": [1]}, off(4))
+    nested_float = records.submit({"id": [1.0]}, off(5))
+    for h in (as_float, as_bool, nested, nested_float):
+        h.ack()
+    snapshot = records.committable_offsets()
+    assert sorted(snapshot.offsets, key=repr) == sorted(
+        [
+            ({"id": 1.0}, off(2)),
+            ({"id": True}, off(3)),
+            ({"id": [1]}, off(4)),
+            ({"id": [1.0]}, off(5)),
+        ],
+        key=repr,
+    )
+    assert snapshot.num_uncommittable == 1  # {"id": 1} waits for its own record only
+    blocked.ack()
+    assert records.committable_offsets().offsets == [({"id": 1}, off(1))]
+
+
+def test_a_partition_mutated_after_submission_keeps_its_queue() -> None:
+    records = SubmittedRecords()
+    partition = {"file": "a"}
+    first = records.submit(partition, off(1))
+    partition["file"] = "b"  # the connector reuses its map: the next record is another partition
+    second = records.submit(partition, off(2))
+    second.ack()
+    assert records.committable_offsets().offsets == [({"file": "b"}, off(2))]
+    first.ack()
+    assert records.committable_offsets().offsets == [({"file": "a"}, off(1))]
