@@ -25,7 +25,8 @@ def read_connector_file(path: Path) -> tuple[str, dict[str, str]]:
     A JSON file may also be a flat object of settings (with ``name``).
 
     Raises:
-        ConfigException: unreadable, malformed, or without a connector name.
+        ConfigException: unreadable, malformed, without a connector name, or a JSON setting is
+            ``null`` (Kafka: "Null value can not be supplied as the configuration value").
     """
     from cdk.config import load_properties
     from cdk.errors import ConfigException
@@ -42,6 +43,12 @@ def read_connector_file(path: Path) -> tuple[str, dict[str, str]]:
         raw = data.get("config", data)
         if not isinstance(raw, dict):
             raise ConfigException(f"{path}: config must be a JSON object")
+        nulls = sorted(str(k) for k, v in raw.items() if v is None)
+        if nulls:  # Kafka refuses them rather than reading the text "null"
+            raise ConfigException(
+                f"{path}: Null value can not be supplied as the configuration value "
+                f"(key{'s' if len(nulls) > 1 else ''}: {', '.join(nulls)})"
+            )
         config = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
         for key, value in raw.items():
             if isinstance(value, bool):

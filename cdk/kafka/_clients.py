@@ -6,6 +6,13 @@ Every client made here logs through Python :mod:`logging` (librdkafka's own log 
 :class:`~cdk.errors.ConfigException` naming the property. Administrative helpers raise
 :class:`BrokerUnreachableException` naming the bootstrap servers when no broker answers, instead
 of leaving the caller with librdkafka's transport errors.
+
+Kafka Connect configurations carry Java client settings (``producer.max.request.size``,
+``consumer.fetch.max.wait.ms``, ``sasl.jaas.config`` ...). :func:`translate_client_config`
+maps the common ones to their librdkafka equivalents and drops (with one WARNING naming them)
+the Java-only ones librdkafka has no equivalent for, as Kafka's clients warn about settings they
+do not use; every factory applies it. :func:`check_client_config` tells which settings librdkafka
+would still reject, for validating connector configurations.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ __all__ = [
     "BrokerUnreachableException",
     "NewTopicSpec",
     "admin_config",
+    "check_client_config",
     "check_connection",
     "consumer_config",
     "create_topics",
@@ -37,6 +45,7 @@ __all__ = [
     "new_consumer",
     "new_producer",
     "producer_config",
+    "translate_client_config",
 ]
 
 _log = logging.getLogger("cdk.kafka")
@@ -175,43 +184,266 @@ def _new_client(cls: Callable[[dict[str, Any]], _T], kind: str, config: Mapping[
     bootstrap = config.get("bootstrap.servers")
     if not bootstrap:
         raise ConfigException("bootstrap.servers", bootstrap, f"a Kafka {kind} needs brokers")
-    final: dict[str, Any] = {}
-    for key, value in config.items():
+    for key in config:
         if not isinstance(key, str):
             raise ConfigException(f"Kafka {kind} config keys must be strings, got {key!r}")
-        final[key] = value.value() if isinstance(value, Password) else value
+    translated = translate_client_config(config, kind=kind)
+    if translated.dropped:
+        _log.warning(
+            "These Kafka %s configurations have no librdkafka equivalent and are ignored: %s",
+            kind,
+            ", ".join(translated.dropped),
+        )
+    final = dict(translated.config)
     final.setdefault("logger", _LIBRDKAFKA_LOG)
     final.setdefault("error_cb", _error_logger(str(bootstrap), kind))
     try:
         return cls(final)
     except KafkaException as exc:
-        raise _config_error(kind, exc, config) from exc
+        raise _config_error(kind, exc, translated) from exc
     except (TypeError, ValueError) as exc:
         raise ConfigException(f"Invalid Kafka {kind} config: {exc}") from exc
 
 
-def _config_error(kind: str, exc: KafkaException, config: Mapping[str, Any]) -> ConfigException:
+# -- Java client settings -> librdkafka ------------------------------------------------------------
+#: Java client settings librdkafka spells differently (same meaning and unit).
+_RENAMED: dict[str, str] = {
+    "max.request.size": "message.max.bytes",
+    "fetch.max.wait.ms": "fetch.wait.max.ms",
+    "receive.buffer.bytes": "socket.receive.buffer.bytes",
+    "send.buffer.bytes": "socket.send.buffer.bytes",
+    "compression.gzip.level": "compression.level",
+    "compression.lz4.level": "compression.level",
+    "compression.zstd.level": "compression.level",
+    "ssl.keystore.certificate.chain": "ssl.certificate.pem",
+    "ssl.keystore.key": "ssl.key.pem",
+    "ssl.truststore.certificates": "ssl.ca.pem",
+}
+#: Java client settings without a librdkafka equivalent: dropped with a warning.
+_JAVA_ONLY: frozenset[str] = frozenset(
+    {
+        "max.block.ms",
+        "partitioner.class",
+        "partitioner.ignore.keys",
+        "partitioner.adaptive.partitioning.enable",
+        "partitioner.availability.timeout.ms",
+        "key.serializer",
+        "value.serializer",
+        "key.deserializer",
+        "value.deserializer",
+        "interceptor.classes",
+        "metadata.max.idle.ms",
+        "metric.reporters",
+        "metrics.num.samples",
+        "metrics.sample.window.ms",
+        "metrics.recording.level",
+        "auto.include.jmx.reporter",
+        "socket.connection.setup.timeout.max.ms",
+        "default.api.timeout.ms",
+        "exclude.internal.topics",
+        "internal.leave.group.on.close",
+        "security.providers",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.truststore.type",
+        "ssl.keystore.type",
+        "ssl.enabled.protocols",
+        "ssl.protocol",
+        "ssl.keymanager.algorithm",
+        "ssl.trustmanager.algorithm",
+        "ssl.secure.random.implementation",
+        "ssl.engine.factory.class",
+        "ssl.provider",
+        "sasl.jaas.config",
+        "sasl.client.callback.handler.class",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.oauthbearer.scope.claim.name",
+        "sasl.oauthbearer.sub.claim.name",
+        "sasl.oauthbearer.jwks.endpoint.url",
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+        "sasl.oauthbearer.clock.skew.seconds",
+        "sasl.oauthbearer.expected.audience",
+        "sasl.oauthbearer.expected.issuer",
+        "sasl.oauthbearer.header.urlencode",
+    }
+)
+#: Prefixes of Java-only settings (the JAAS login machinery).
+_JAVA_ONLY_PREFIXES = ("sasl.login.",)
+_ASSIGNORS = {
+    "org.apache.kafka.clients.consumer.RangeAssignor": "range",
+    "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
+}
+_JAAS_LOGIN = re.compile(
+    r"\b(?:PlainLoginModule|ScramLoginModule)\s+required\b(?P<options>.*)", re.DOTALL
+)
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_JAAS_ESCAPE = re.compile(r"\\(.)")
+
+
+@dataclass(frozen=True)
+class TranslatedConfig:
+    """A client config in librdkafka's terms (see :func:`translate_client_config`).
+
+    Attributes:
+        config: the settings to give librdkafka (Password values unwrapped).
+        dropped: the Java-only settings left out (no librdkafka equivalent), sorted.
+        origin: for each translated setting, the setting it came from.
+    """
+
+    config: dict[str, Any]
+    dropped: list[str]
+    origin: dict[str, str]
+
+
+def translate_client_config(config: Mapping[str, Any], *, kind: str = "client") -> TranslatedConfig:
+    """Map Kafka (Java) client settings to librdkafka's; drop the ones it has no equivalent for.
+
+    ``max.request.size`` becomes ``message.max.bytes``, ``fetch.max.wait.ms``
+    ``fetch.wait.max.ms``, ``buffer.memory`` (bytes) ``queue.buffering.max.kbytes``,
+    ``receive.buffer.bytes``/``send.buffer.bytes`` the ``socket.*`` ones, a PEM
+    ``ssl.truststore.location`` ``ssl.ca.location``, a PLAIN/SCRAM ``sasl.jaas.config``
+    ``sasl.username``/``sasl.password``, the Java assignor classes librdkafka's names, and so
+    on; settings librdkafka spells the same way (and unknown ones, which librdkafka then
+    rejects) pass through. A librdkafka setting given explicitly wins over a translated one.
+
+    Args:
+        config: the client settings (values may be :class:`~cdk.config.Password`).
+        kind: ``producer``, ``consumer`` or ``admin`` (for messages).
+
+    Returns:
+        The translated settings, the dropped keys and where each translated key came from.
+    """
+    plain = {k: v.value() if isinstance(v, Password) else v for k, v in config.items()}
+    result: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    dropped: list[str] = []
+
+    def put(key: str, value: Any, source: str) -> None:
+        if key in plain and key != source:
+            return  # the librdkafka setting itself was given: it wins
+        result[key] = value
+        origin[key] = source
+
+    truststore_type = str(plain.get("ssl.truststore.type", "JKS")).strip().upper()
+    # librdkafka's own ssl.keystore.location is a PKCS#12 file: only an explicit Java type
+    # other than PKCS12 (JKS) or PEM changes its meaning
+    keystore_type = str(plain.get("ssl.keystore.type", "PKCS12")).strip().upper()
+    for key, value in plain.items():
+        text = str(value).strip() if isinstance(value, (str, int, float, bool)) else None
+        if key in _RENAMED:
+            put(_RENAMED[key], value, key)
+        elif key == "buffer.memory" and text is not None and text.lstrip("-").isdigit():
+            put("queue.buffering.max.kbytes", max(1, int(text) // 1024), key)
+        elif key == "ssl.truststore.location" and truststore_type == "PEM":
+            put("ssl.ca.location", value, key)
+        elif key == "ssl.keystore.location" and keystore_type == "PEM":
+            put("ssl.certificate.location", value, key)
+            put("ssl.key.location", value, key)
+        elif key == "ssl.keystore.location" and keystore_type not in ("PKCS12", "PKCS#12"):
+            dropped.append(key)  # a Java KeyStore: librdkafka reads PKCS#12 and PEM only
+        elif key == "ssl.keystore.password" and keystore_type not in ("PKCS12", "PKCS#12"):
+            dropped.append(key)
+        elif key == "sasl.jaas.config" and text is not None and _JAAS_LOGIN.search(text):
+            options = dict(_JAAS_OPTION.findall(_JAAS_LOGIN.search(text)["options"]))  # type: ignore[index]
+            for option in ("username", "password"):
+                if option in options:
+                    put(f"sasl.{option}", _JAAS_ESCAPE.sub(r"\1", options[option]), key)
+        elif key == "ssl.endpoint.identification.algorithm" and text == "":
+            put(key, "none", key)
+        elif key == "auto.offset.reset" and text == "none":
+            put(key, "error", key)
+        elif key == "client.dns.lookup" and text == "default":
+            dropped.append(key)
+        elif key == "partition.assignment.strategy" and text is not None and "." in text:
+            names = [_ASSIGNORS.get(part.strip()) for part in text.split(",") if part.strip()]
+            known = [name for name in names if name is not None]
+            if known:
+                put(key, ",".join(known), key)
+            else:
+                dropped.append(key)
+        elif key in _JAVA_ONLY or key.startswith(_JAVA_ONLY_PREFIXES):
+            dropped.append(key)
+        else:
+            result[key] = value
+    for key in plain:
+        if key in result and key not in origin:
+            origin[key] = key
+    return TranslatedConfig(result, sorted(set(dropped)), origin)
+
+
+def check_client_config(kind: str, config: Mapping[str, Any]) -> dict[str, str]:
+    """The settings of ``config`` that librdkafka would reject, with librdkafka's reason.
+
+    The settings are translated first (:func:`translate_client_config`): Java-only settings are
+    not errors (the client ignores them with a warning). No connection is made.
+
+    Args:
+        kind: ``producer``, ``consumer`` or ``admin``.
+        config: client settings, as given (Java or librdkafka names).
+
+    Returns:
+        ``{key as given: reason}``; empty when a client would accept them all.
+    """
+    remaining = dict(config)
+    rejected: dict[str, str] = {}
+    while remaining:  # librdkafka stops at the first bad setting: find them one by one
+        translated = translate_client_config(remaining, kind=kind)
+        if not translated.config:
+            break
+        try:
+            _probe(kind, translated.config)
+        except KafkaException as exc:
+            error = _config_error(kind, exc, translated)
+            key = error.name if error.name in remaining else next(iter(remaining))
+            reason = _error_text(exc)
+        except (TypeError, ValueError) as exc:
+            key, reason = next(iter(remaining)), str(exc)
+        else:
+            break
+        rejected[str(key)] = f"The Kafka {kind} client rejects '{key}': {reason}"
+        del remaining[key]
+    return rejected
+
+
+def _probe(kind: str, config: Mapping[str, Any]) -> None:
+    """Create (and close) a client that never connects, to let librdkafka check ``config``."""
+    settings = {**config, "logger": _LIBRDKAFKA_LOG}
+    settings.pop("bootstrap.servers", None)
+    if kind == "consumer":
+        settings.setdefault("group.id", "cdk-config-check")
+        Consumer(settings).close()
+    elif kind == "admin":
+        AdminClient(settings)
+    else:
+        Producer(settings)
+
+
+def _config_error(kind: str, exc: KafkaException, translated: TranslatedConfig) -> ConfigException:
     text = _error_text(exc)
+    config = translated.config
     match = re.search(r'property[:]? "([^"]+)"', text)
     key = match.group(1) if match else None
     if key not in config:  # librdkafka names the canonical property of an alias (linger.ms)
-        key = _rejected_key(config)
+        key = _rejected_key(kind, config)
     if key is not None:
         value = config[key]
-        if any(word in key for word in ("password", "secret", "jaas")):
+        shown = translated.origin.get(key, key)
+        if any(word in shown for word in ("password", "secret", "jaas", "sasl.username")):
             value = Password(str(value))  # shown as [hidden]
-        return ConfigException(key, value, f"rejected by the Kafka {kind} client: {text}")
+        return ConfigException(shown, value, f"rejected by the Kafka {kind} client: {text}")
     return ConfigException(f"Invalid Kafka {kind} config: {text}")
 
 
-def _rejected_key(config: Mapping[str, Any]) -> str | None:
+def _rejected_key(kind: str, config: Mapping[str, Any]) -> str | None:
     """Find the property librdkafka rejects by trying each one alone."""
     for key, value in config.items():
         if key in ("bootstrap.servers", "logger", "error_cb") or callable(value):
             continue
-        plain = value.value() if isinstance(value, Password) else value
         try:
-            Producer({key: plain, "logger": _LIBRDKAFKA_LOG})
+            _probe(kind, {key: value})
         except (KafkaException, TypeError, ValueError):
             return key
     return None

@@ -170,13 +170,26 @@ def _client_kinds(connector: Connector, props: Mapping[str, Any]) -> list[str]:
 def _validate_overrides(
     worker_config: WorkerConfig, props: Mapping[str, Any], kind: str
 ) -> tuple[int, list[dict[str, Any]]]:
+    from cdk.kafka._clients import check_client_config
+
     prefix = CLIENT_OVERRIDE_PREFIXES[kind]
+    overrides = {
+        key[len(prefix) :]: value
+        for key, value in props.items()
+        if key.startswith(prefix) and len(key) > len(prefix)
+    }
+    messages: dict[str, str | None] = {
+        bare: check_client_override(worker_config.override_policy, kind, bare) for bare in overrides
+    }
+    allowed = {bare: v for bare, v in overrides.items() if messages[bare] is None and v is not None}
+    # what the client library would still reject (Java-only settings are translated or ignored)
+    for bare, reason in check_client_config(kind, allowed).items():
+        messages[bare] = reason
     errors = 0
     entries: list[dict[str, Any]] = []
-    for key, value in props.items():
-        if not key.startswith(prefix) or len(key) == len(prefix):
-            continue
-        message = check_client_override(worker_config.override_policy, kind, key[len(prefix) :])
+    for bare, value in overrides.items():
+        key = prefix + bare
+        message = messages[bare]
         shown = HIDDEN if SECRET_CLIENT_KEY.search(key) else value
         config_value = ConfigValue(key, shown, (), [message] if message else [])
         errors += 1 if message else 0

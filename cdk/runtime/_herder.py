@@ -6,6 +6,13 @@ task configs and starts the tasks; ``request_task_reconfiguration`` regenerates 
 and restarts the tasks only when they changed. Pause/resume/stop set the connector's target state.
 Every configuration handed back (connector config, info, task configs) has its PASSWORD values
 masked as ``[hidden]``.
+
+A connector starts on its own thread (see :class:`Worker`): the herder does not hold its lock
+while a connector's ``start()`` runs. Once the start completes, the herder's background thread
+generates the task configs and starts the tasks; a request that creates, updates or restarts a
+connector waits for that outside the lock, at most :attr:`StandaloneHerder.request_timeout_s`
+(Kafka's 90 s REST request timeout), and then answers ``500 Request timed out`` while the start
+goes on. Other requests are answered meanwhile.
 """
 
 from __future__ import annotations
@@ -49,6 +56,11 @@ __all__ = ["StandaloneHerder"]
 
 log = logging.getLogger("cdk.runtime.herder")
 
+#: How long a request waits for a connector to start (Kafka's REST request timeout).
+REQUEST_TIMEOUT_S = 90.0
+
+_Future = concurrent.futures.Future
+
 
 class StandaloneHerder:
     """Manages the connectors of one standalone worker.
@@ -86,7 +98,11 @@ class StandaloneHerder:
         self._targets: dict[str, TargetState] = {}
         self._task_configs: dict[str, list[dict[str, str]]] = {}
         self._secret_keys: dict[str, frozenset[str]] = {}
+        #: The worker's start future of each connector: only the latest start updates the tasks.
+        self._starts: dict[str, _Future[None]] = {}
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        #: How long create/update/restart requests wait for the connector to start.
+        self.request_timeout_s = REQUEST_TIMEOUT_S
         self._ready = threading.Event()
         self._stopping = False
 
@@ -110,8 +126,17 @@ class StandaloneHerder:
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
         with self._lock:
-            for name in list(self._configs):
-                self._stop_connector_and_tasks(name)
+            # all tasks together, then all connectors together: each step is bounded by its
+            # timeout however many connectors misbehave
+            ids = [i for name in self._configs for i in self._task_ids(name)]
+            running = [i for i in ids if i in self._worker.task_ids()]
+            if running:
+                self._worker.stop_tasks(running)
+            for task_id in ids:
+                self._status.remove_task(task_id)
+            held = self._worker.connector_names()
+            self._worker.stop_connectors([n for n in self._configs if n in held])
+            self._starts.clear()
         log.info("Herder stopped")
 
     @property
@@ -156,12 +181,27 @@ class StandaloneHerder:
             "type": self._connector_kind(config),
         }
 
-    def _submit(self, fn: Callable[[], None]) -> None:
+    def _submit(self, fn: Callable[[], None]) -> _Future[None] | None:
+        """Run ``fn`` on the herder's background thread; None when the herder is stopping."""
         executor = self._executor
         if executor is None or self._stopping:
-            return
-        with contextlib.suppress(RuntimeError):  # shutting down
-            executor.submit(self._guarded, fn)
+            return None
+        try:
+            return executor.submit(self._guarded, fn)
+        except RuntimeError:  # shutting down
+            return None
+
+    def _await(self, done: _Future[None]) -> None:
+        """Wait (without the lock) for a connector start and its task update to complete.
+
+        Raises:
+            ConnectException: ``Request timed out`` after :attr:`request_timeout_s`; the start
+                goes on and its tasks are started when it completes.
+        """
+        try:
+            done.result(self.request_timeout_s)
+        except concurrent.futures.TimeoutError:
+            raise ConnectException("Request timed out") from None
 
     @staticmethod
     def _guarded(fn: Callable[[], None]) -> None:
@@ -174,17 +214,50 @@ class StandaloneHerder:
         self._status.put_connector(name, Status(State.FAILED, self.worker_id, stack_trace(error)))
 
     # ------------------------------------------------------------------ worker operations
-    def _start_connector(self, name: str) -> None:
+    def _start_connector(self, name: str) -> _Future[None]:
+        """Start the connector on the worker (lock held; the start runs on its own thread).
+
+        Returns:
+            A future completed once the connector has started (or failed) and, if it runs,
+            its task configs were generated and its tasks started.
+        """
+        self._starts.pop(name, None)
+        done: _Future[None] = _Future()
         target = self._targets[name]
         if target is TargetState.STOPPED:
             self._status.put_connector(name, Status(State.STOPPED, self.worker_id))
-            return
+            done.set_result(None)
+            return done
         try:
             props = self._resolve(self._configs[name])
         except ConnectException as exc:
             self._fail_connector(name, exc)
-            return
-        self._worker.start_connector(name, props, self, target)
+            done.set_result(None)
+            return done
+        started = self._worker.start_connector(name, props, self, target, wait=False)
+        self._starts[name] = started
+
+        def update_tasks() -> None:
+            try:
+                with self._lock:
+                    if not self._stopping and self._starts.get(name) is started:
+                        self._update_connector_tasks(name)
+            finally:
+                _complete(done)
+
+        def on_started(_: _Future[None]) -> None:
+            scheduled = self._submit(update_tasks)
+            if scheduled is None:
+                _complete(done)
+            else:
+                scheduled.add_done_callback(_complete_if_cancelled)
+
+        def _complete_if_cancelled(future: _Future[None]) -> None:
+            if future.cancelled():  # the herder stopped before the update ran
+                _complete(done)
+
+        started.add_done_callback(on_started)
+        return done
 
     def _stop_tasks(self, name: str) -> None:
         ids = self._task_ids(name)
@@ -196,6 +269,10 @@ class StandaloneHerder:
 
     def _stop_connector_and_tasks(self, name: str) -> None:
         self._stop_tasks(name)
+        self._stop_connector(name)
+
+    def _stop_connector(self, name: str) -> None:
+        self._starts.pop(name, None)
         if name in self._worker.connector_names():
             self._worker.stop_connector(name)
 
@@ -344,8 +421,10 @@ class StandaloneHerder:
             self._secret_keys[name] = secret_keys(self._plugins, config)
             self._task_configs.setdefault(name, [])
             log.info("%s connector %s", "Reconfiguring" if exists else "Creating", name)
-            self._start_connector(name)
-            self._update_connector_tasks(name)
+            done = self._start_connector(name)
+        self._await(done)
+        with self._lock:
+            self._require(name)
             return not exists, self._info(name)
 
     def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> dict[str, Any]:
@@ -374,6 +453,7 @@ class StandaloneHerder:
             self._targets.pop(name, None)
             self._task_configs.pop(name, None)
             self._secret_keys.pop(name, None)
+            self._starts.pop(name, None)
             self._status.remove_connector(name)
             log.info("Deleted connector %s", name)
 
@@ -431,10 +511,9 @@ class StandaloneHerder:
             self._require(name)
             if self._targets[name] is TargetState.STOPPED:
                 return
-            if name in self._worker.connector_names():
-                self._worker.stop_connector(name)
-            self._start_connector(name)
-            self._update_connector_tasks(name)
+            self._stop_connector(name)
+            done = self._start_connector(name)
+        self._await(done)
 
     def restart_task(self, name: str, task: int) -> None:
         """Restart one task with its current config (``POST .../tasks/{task}/restart``)."""
@@ -488,9 +567,8 @@ class StandaloneHerder:
             }
             if restart_connector and self._targets[name] is not TargetState.STOPPED:
                 self._status.put_connector(name, Status(State.RESTARTING, self.worker_id))
-                if name in self._worker.connector_names():
-                    self._worker.stop_connector(name)
-                self._start_connector(name)
+                self._stop_connector(name)
+                self._start_connector(name)  # tasks are updated once it has started
             ids = [ConnectorTaskId(name, t) for t in restart_tasks]
             running = [i for i in ids if i in self._worker.task_ids()]
             if running:
@@ -531,10 +609,9 @@ class StandaloneHerder:
                 self._status.put_connector(name, Status(State.STOPPED, self.worker_id))
                 return
             if previous is TargetState.STOPPED or name not in self._worker.connector_names():
-                self._start_connector(name)
-                self._update_connector_tasks(name)
+                self._start_connector(name)  # its tasks are started once it has started
                 return
-            self._worker.set_target_state(name, target)
+            self._worker.set_target_state(name, target, wait=False)
             if target is TargetState.STARTED:
                 self._update_connector_tasks(name)
 
@@ -635,6 +712,11 @@ class StandaloneHerder:
             BadRequestException: the class is a config provider or no plugin.
         """
         return plugin_config_infos(self._plugins, plugin_name)
+
+
+def _complete(done: _Future[None]) -> None:
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        done.set_result(None)
 
 
 def _state(status: Status, override: State | None = None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 import time
 import traceback
@@ -58,6 +59,11 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
 }
 MAX_POLL_RECORDS = "max.poll.records"
 _POLL_SLICE_S = 0.1  # how often a waiting poll checks for stop / state changes
+#: How often a ``topics.regex`` subscription looks for topics created or deleted since.
+TOPICS_REFRESH_S = 3.0
+_TOPICS_LIST_TIMEOUT_S = 2.0
+#: Kafka's internal topics, never matched by ``topics.regex`` (``exclude.internal.topics``).
+_INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 _TIMESTAMP_TYPES = {
     0: TimestampType.NO_TIMESTAMP_TYPE,
     1: TimestampType.CREATE_TIME,
@@ -180,6 +186,11 @@ class WorkerSinkTask:
         self._stopping = False
         self._cancelled = False
         self._wakeup = False
+        # topics.regex: matched in Python against the cluster's topics (Java's whole-name match,
+        # Java syntax such as \d), subscribed by name, refreshed every TOPICS_REFRESH_S
+        self._topics_pattern: re.Pattern[str] | None = None
+        self._subscribed: list[str] = []
+        self._next_topics_refresh = 0.0
         self._thread = threading.Thread(
             target=self._run, name=f"cdk-task-{task_id.connector}-{task_id.task}", daemon=True
         )
@@ -297,19 +308,62 @@ class WorkerSinkTask:
         regex = self._task_props.get("topics.regex", "").strip()
         topics = [t.strip() for t in self._task_props.get("topics", "").split(",") if t.strip()]
         if regex:
-            subscription = [regex if regex.startswith("^") else "^" + regex]
+            from cdk.transforms._regex_router import compile_java_regex
+
+            try:
+                self._topics_pattern = compile_java_regex(regex)
+            except re.error as exc:
+                raise ConnectException(f"{self}: invalid topics.regex '{regex}': {exc}") from exc
+            self._refresh_topics()
         elif topics:
-            subscription = topics
+            self._subscribe(topics)
         else:
             raise ConnectException(
                 f"{self}: the sink task has neither 'topics' nor 'topics.regex' in its config"
             )
-        self._consumer.subscribe(
-            subscription,
+
+    def _subscribe(self, topics: list[str]) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        consumer.subscribe(
+            topics,
             on_assign=self._on_assign,
             on_revoke=self._on_revoke,
             on_lost=self._on_lost,
         )
+        self._subscribed = sorted(topics)
+
+    def _refresh_topics(self) -> None:
+        """Subscribe to the cluster's topics whose whole name matches ``topics.regex``.
+
+        Kafka matches the pattern against each topic name (``Matcher.matches``), not a prefix,
+        and with Java's syntax; librdkafka's own regex subscriptions do neither, so the names
+        are matched here and subscribed explicitly, then re-matched every
+        :data:`TOPICS_REFRESH_S` seconds (new topics join, deleted ones leave).
+        """
+        consumer = self._consumer
+        pattern = self._topics_pattern
+        assert consumer is not None
+        assert pattern is not None
+        self._next_topics_refresh = time.monotonic() + TOPICS_REFRESH_S
+        try:
+            metadata = consumer.list_topics(timeout=_TOPICS_LIST_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - the broker may be briefly unreachable
+            log.debug("%s could not list the topics for topics.regex: %s", self, exc)
+            return
+        matching = sorted(
+            name
+            for name in metadata.topics
+            if name not in _INTERNAL_TOPICS and pattern.fullmatch(name)
+        )
+        if matching == self._subscribed:
+            return
+        log.info("%s topics.regex '%s' matches %s", self, pattern.pattern, matching)
+        if matching:
+            self._subscribe(matching)
+        else:
+            consumer.unsubscribe()
+            self._subscribed = []
 
     def _execute(self) -> None:
         next_commit = time.monotonic() + self._flush_interval_s
@@ -335,6 +389,10 @@ class WorkerSinkTask:
             retry_ms = self.context.take_timeout_ms()
             if retry_ms > 0:
                 timeout_s = min(timeout_s, retry_ms / 1000.0)
+            if self._topics_pattern is not None:
+                if now >= self._next_topics_refresh:
+                    self._refresh_topics()
+                timeout_s = min(timeout_s, max(self._next_topics_refresh - now, 0.0))
             self._rewind()
             if self._sync_pauses:
                 self._apply_task_pauses()

@@ -253,6 +253,10 @@ class WorkerSourceTask:
         self._cancelled = False
         self._task_started = False
         self._task_stop_called = False
+        # True while the task thread runs connector code that cannot touch the producer
+        # (task.start/poll): a cancel may then close the producer (guarded by _lock)
+        self._in_task_code = False
+        self._producer_closed = False
         self._stopped = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name=f"cdk-task-{task_id.connector}-{task_id.task}", daemon=True
@@ -277,7 +281,13 @@ class WorkerSourceTask:
         self._wake.set()
 
     def stop(self) -> None:
-        """Ask the task to stop: ``task.stop()`` is called here, the loop ends, offsets commit."""
+        """Ask the task to stop; returns at once.
+
+        ``task.stop()`` is called from another thread than ``poll()`` (so that it can interrupt
+        a blocking poll): a short-lived daemon thread ``cdk-task-stop-<connector>-<n>``, so that a
+        ``stop()`` that hangs holds up neither the caller nor the task's own thread. The loop
+        then ends and the task thread commits the offsets.
+        """
         with self._lock:
             if self._stopping:
                 return
@@ -288,7 +298,11 @@ class WorkerSourceTask:
         self._wake.set()
         self._operator.trigger_stop()
         if call_stop:
-            self._call_task_stop()
+            threading.Thread(
+                target=self._call_task_stop,
+                name=f"cdk-task-stop-{self.id.connector}-{self.id.task}",
+                daemon=True,
+            ).start()
 
     def await_stop(self, timeout_s: float | None) -> bool:
         """Wait for the task's thread to end; whether it ended within ``timeout_s``."""
@@ -298,9 +312,33 @@ class WorkerSourceTask:
         return not self._thread.is_alive()
 
     def cancel(self) -> None:
-        """Give up on a task that did not stop in time: it reports and commits nothing more."""
+        """Give up on a task that did not stop in time: it reports and commits nothing more.
+
+        As Kafka, the producer is closed at once (its unsent records dropped) when the task
+        thread is inside connector code (``poll()`` or ``start()`` that does not return), on a
+        daemon thread; otherwise the task thread closes it when it gets back to the runner.
+        """
         self._cancelled = True
         self.stop()
+        with self._lock:
+            producer = self._producer
+            if not self._in_task_code or producer is None or self._producer_closed:
+                return
+            self._producer_closed = True
+        threading.Thread(
+            target=self._discard_producer,
+            args=(producer,),
+            name=f"cdk-task-close-{self.id.connector}-{self.id.task}",
+            daemon=True,
+        ).start()
+
+    def _discard_producer(self, producer: confluent_kafka.Producer) -> None:
+        """Drop a cancelled task's unsent records and close its producer."""
+        try:
+            producer.purge()
+            producer.close()
+        except Exception:
+            log.exception("%s failed to close the producer of the cancelled task", self)
 
     # -- the task thread -------------------------------------------------------------------------
     def _run(self) -> None:
@@ -325,7 +363,12 @@ class WorkerSourceTask:
     def _task_start(self) -> None:
         self._producer = self._new_producer()
         self.task.initialize(self._context)
-        self.task.start(dict(self._task_props))
+        self._in_task_code = True
+        try:
+            self.task.start(dict(self._task_props))
+        finally:
+            with self._lock:
+                self._in_task_code = False
         with self._lock:
             self._task_started = True
             call_stop = self._stopping and not self._task_stop_called
@@ -357,6 +400,7 @@ class WorkerSourceTask:
                 continue
             if self._send_error is not None:
                 self._raise_send_error()
+            self._in_task_code = True
             try:
                 records = poll()
             except RetriableException as exc:
@@ -366,6 +410,12 @@ class WorkerSourceTask:
                     exc_info=exc,
                 )
                 records = None
+            finally:
+                with self._lock:
+                    self._in_task_code = False
+                    closed = self._producer_closed
+            if closed:  # cancelled meanwhile: the producer is gone
+                return
             if records:
                 self._send_records(records)
             producer.poll(0)
@@ -741,6 +791,8 @@ class WorkerSourceTask:
             log.exception("%s Exception thrown while calling task.stop()", self)
 
     def _close(self, failed: bool) -> None:
+        if self._producer_closed:  # closed by cancel()
+            self._producer = None
         if not self._cancelled:
             try:
                 if self._producer is not None:
@@ -755,7 +807,10 @@ class WorkerSourceTask:
         if call_stop:
             self._call_task_stop()
         if self._producer is not None:
-            self._producer.flush(0)
+            if self._cancelled:
+                self._discard_producer(self._producer)
+            else:
+                self._producer.flush(0)
             self._producer = None
         self._admin = None
         for closer in self._closers:

@@ -6,14 +6,25 @@ task configs, and builds each task's pipeline (converters, SMTs, error handling,
 offset storage) before running it on its own thread (:class:`WorkerSourceTask` /
 :class:`WorkerSinkTask`). Connector errors never propagate to the herder: they become ``FAILED``
 statuses with the error's trace in the :class:`StatusStore`.
+
+As in Kafka, nothing a connector does can hold up the caller beyond a timeout: each connector's
+``initialize``/``start``/``stop`` run in order on the connector's own daemon thread
+(``cdk-connector-<name>``); stopping a connector waits for it at most
+:attr:`Worker.connector_stop_timeout_s` (Kafka's 5 s) and then abandons it with an ERROR log;
+stopping tasks only signals them and waits at most ``task.shutdown.graceful.timeout.ms`` for all
+of them together before cancelling the ones still running.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import functools
 import logging
+import queue
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -49,6 +60,9 @@ TOPICS_CONFIG = "topics"
 TOPICS_REGEX_CONFIG = "topics.regex"
 _DEFAULT_HEADER_CONVERTER = "cdk.converters.SimpleHeaderConverter"
 
+#: How long stopping connectors waits for their ``stop()`` (Kafka's graceful connector shutdown).
+CONNECTOR_STOP_TIMEOUT_S = 5.0
+
 ConnectorType = Literal["source", "sink"]
 _Runner = WorkerSourceTask | WorkerSinkTask
 
@@ -69,6 +83,57 @@ def _class_path(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _done_future() -> concurrent.futures.Future[None]:
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+    future.set_result(None)
+    return future
+
+
+class _ConnectorThread:
+    """Runs one connector's lifecycle calls in order on its own daemon thread.
+
+    A connector whose ``start()`` or ``stop()`` never returns keeps only this thread busy; the
+    worker and the herder wait for it with timeouts and move on.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._queue: queue.SimpleQueue[
+            tuple[Callable[[], None], concurrent.futures.Future[None]] | None
+        ] = queue.SimpleQueue()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name=f"cdk-connector-{name}", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[[], None]) -> concurrent.futures.Future[None]:
+        """Queue ``fn``; the future completes when it has run (after everything queued before)."""
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if self._closed:
+            future.set_result(None)
+        else:
+            self._queue.put((fn, future))
+        return future
+
+    def close(self) -> None:
+        """End the thread once the calls queued so far have run."""
+        self._closed = True
+        self._queue.put(None)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            fn, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                fn()
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiter
+                future.set_exception(exc)
+            else:
+                future.set_result(None)
+
+
 @dataclass
 class _ConnectorEntry:
     name: str
@@ -78,9 +143,10 @@ class _ConnectorEntry:
     kind: ConnectorType | None = None
     started: bool = False  # connector.start() returned and stop() not called
     failed: bool = False
+    removed: bool = False  # stop_connector was called: it reports nothing more
     target: TargetState = TargetState.STARTED
     offset_reader: OffsetStorageReaderImpl | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    thread: _ConnectorThread | None = field(default=None, repr=False)
 
 
 class Worker:
@@ -112,6 +178,8 @@ class Worker:
         self._connectors: dict[str, _ConnectorEntry] = {}
         self._tasks: dict[ConnectorTaskId, _Runner] = {}
         self._started = False
+        #: How long stopping connectors waits for their ``stop()`` calls (all together).
+        self.connector_stop_timeout_s = CONNECTOR_STOP_TIMEOUT_S
 
     def __repr__(self) -> str:
         return f"Worker(id={self.worker_id!r})"
@@ -129,8 +197,7 @@ class Worker:
             return
         log.info("Worker %s stopping", self.worker_id)
         self.stop_tasks(self.task_ids())
-        for name in sorted(self.connector_names()):
-            self.stop_connector(name)
+        self.stop_connectors(sorted(self.connector_names()))
         self.offset_store.stop()
         self._started = False
         log.info("Worker %s stopped", self.worker_id)
@@ -178,11 +245,25 @@ class Worker:
         props: dict[str, str],
         listener: ConnectorListener,
         target: TargetState,
-    ) -> None:
-        """Instantiate, initialize and (unless ``target`` is STOPPED) start a connector.
+        *,
+        wait: bool = True,
+    ) -> concurrent.futures.Future[None]:
+        """Instantiate a connector, then initialize and (unless STOPPED) start it on its thread.
 
         Errors of the connector are reported as a FAILED status with the trace; they are not
         raised.
+
+        Args:
+            name: the connector's name.
+            props: its configuration (variables resolved).
+            listener: receives the connector's context calls (the herder).
+            target: the state to bring it to.
+            wait: wait until the connector reached ``target`` (or failed); the herder passes
+                False and follows the returned future, so that a ``start()`` that hangs holds
+                up nothing but the connector's own thread.
+
+        Returns:
+            A future completed once the connector reached ``target`` or failed.
 
         Raises:
             ConnectException: a connector with this name is already held by the worker.
@@ -214,33 +295,54 @@ class Worker:
                 )
             else:  # pragma: no cover - Plugins only returns connectors
                 raise ConnectException(f"{type(connector).__name__} is not a connector")
-            connector.initialize(context)
         except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
             self._connector_failed(entry, exc, "Failed to create connector")
-            return
+            return _done_future()
         log.info("Creating connector %s of type %s", name, props.get("connector.class"))
+        entry.thread = _ConnectorThread(name)
+        future = entry.thread.submit(lambda: self._initialize(entry, context, target))
+        if wait:
+            future.result()
+        return future
+
+    def _initialize(self, entry: _ConnectorEntry, context: Any, target: TargetState) -> None:
+        """On the connector's thread: ``initialize`` then the transition to ``target``."""
+        assert entry.connector is not None
+        if entry.removed:
+            return
+        try:
+            entry.connector.initialize(context)
+        except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
+            self._connector_failed(entry, exc, "Failed to initialize connector")
+            return
         self._transition(entry, target)
 
     def _transition(self, entry: _ConnectorEntry, target: TargetState) -> None:
-        with entry.lock:
-            entry.target = target
-            if entry.failed or entry.connector is None:
+        """On the connector's thread: start or stop the connector and report its new state."""
+        entry.target = target
+        if entry.failed or entry.connector is None or entry.removed:
+            return
+        if target is TargetState.STOPPED:
+            if entry.started:
+                self._call_connector_stop(entry)
+            self._report(entry, Status(State.STOPPED, self.worker_id))
+            return
+        if not entry.started:
+            try:
+                entry.connector.start(dict(entry.props))
+            except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
+                self._connector_failed(entry, exc, "Failed to start connector")
                 return
-            if target is TargetState.STOPPED:
-                if entry.started:
-                    self._call_connector_stop(entry)
-                self.status.put_connector(entry.name, Status(State.STOPPED, self.worker_id))
-                return
-            if not entry.started:
-                try:
-                    entry.connector.start(dict(entry.props))
-                except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
-                    self._connector_failed(entry, exc, "Failed to start connector")
-                    return
-                entry.started = True
-                log.info("Connector %s started", entry.name)
-            state = State.PAUSED if target is TargetState.PAUSED else State.RUNNING
-            self.status.put_connector(entry.name, Status(state, self.worker_id))
+            entry.started = True
+            log.info("Connector %s started", entry.name)
+        state = State.PAUSED if target is TargetState.PAUSED else State.RUNNING
+        self._report(entry, Status(state, self.worker_id))
+
+    def _report(self, entry: _ConnectorEntry, status: Status) -> None:
+        """Record a connector's state unless it was stopped (or replaced) meanwhile."""
+        with self._lock:
+            if self._connectors.get(entry.name) is entry and not entry.removed:
+                self.status.put_connector(entry.name, status)
 
     def _call_connector_stop(self, entry: _ConnectorEntry) -> None:
         entry.started = False
@@ -253,9 +355,7 @@ class Worker:
     def _connector_failed(self, entry: _ConnectorEntry, exc: BaseException, what: str) -> None:
         log.error("%s %s", what, entry.name, exc_info=exc)
         entry.failed = True
-        self.status.put_connector(
-            entry.name, Status(State.FAILED, self.worker_id, stack_trace(exc))
-        )
+        self._report(entry, Status(State.FAILED, self.worker_id, stack_trace(exc)))
 
     def _request_reconfiguration(self, entry: _ConnectorEntry) -> None:
         entry.listener.request_task_reconfiguration(entry.name)
@@ -330,26 +430,84 @@ class Worker:
         return result
 
     def stop_connector(self, name: str) -> None:
-        """Stop a connector and forget it (its tasks are stopped separately by the herder)."""
-        with self._lock:
-            entry = self._connectors.pop(name, None)
-        if entry is None:
-            return
-        log.info("Stopping connector %s", name)
-        with entry.lock:
-            if entry.started:
-                self._call_connector_stop(entry)
-            if entry.offset_reader is not None:
-                entry.offset_reader.close()
-        current = self.status.connector(name)
-        if current is None or current.state is not State.FAILED:
-            self.status.put_connector(name, Status(State.UNASSIGNED, self.worker_id))
+        """Stop a connector and forget it (its tasks are stopped separately by the herder).
 
-    def set_target_state(self, name: str, target: TargetState) -> None:
+        Waits at most :attr:`connector_stop_timeout_s` for the connector's ``stop()``.
+        """
+        self.stop_connectors([name])
+
+    def stop_connectors(self, names: Iterable[str]) -> None:
+        """Stop connectors and forget them, waiting at most :attr:`connector_stop_timeout_s`.
+
+        Every connector is asked to stop first (on its own thread); then the worker waits for
+        them all together. A connector still busy then (its ``start()`` or ``stop()`` hangs) is
+        abandoned with an ERROR log, as Kafka does: its thread ends whenever the call returns.
+        """
+        entries: list[_ConnectorEntry] = []
+        with self._lock:
+            for name in names:
+                entry = self._connectors.pop(name, None)
+                if entry is not None:
+                    entry.removed = True
+                    entries.append(entry)
+        pending: list[tuple[_ConnectorEntry, concurrent.futures.Future[None]]] = []
+        for entry in entries:
+            log.info("Stopping connector %s", entry.name)
+            if entry.thread is None:
+                self._shutdown(entry)
+                continue
+            pending.append((entry, entry.thread.submit(functools.partial(self._shutdown, entry))))
+            entry.thread.close()
+        deadline = time.monotonic() + self.connector_stop_timeout_s
+        for entry, future in pending:
+            try:
+                future.result(max(deadline - time.monotonic(), 0.0))
+            except concurrent.futures.TimeoutError:
+                log.error(
+                    "Connector '%s' failed to properly shut down within %.0f ms, has become "
+                    "unresponsive, and may be consuming external resources. Correct the "
+                    "configuration for this connector or remove the connector. After fixing the "
+                    "connector, it may be necessary to restart this worker to release any "
+                    "consumed resources.",
+                    entry.name,
+                    self.connector_stop_timeout_s * 1000,
+                )
+                if entry.offset_reader is not None:
+                    with contextlib.suppress(Exception):
+                        entry.offset_reader.close()
+            except Exception:
+                log.exception("Failed to stop connector %s", entry.name)
+        for entry in entries:
+            current = self.status.connector(entry.name)
+            with self._lock:
+                if entry.name in self._connectors:  # started again meanwhile
+                    continue
+                if current is None or current.state is not State.FAILED:
+                    self.status.put_connector(entry.name, Status(State.UNASSIGNED, self.worker_id))
+
+    def _shutdown(self, entry: _ConnectorEntry) -> None:
+        """On the connector's thread: ``stop()`` it (if started) and close its offset reader."""
+        if entry.started:
+            self._call_connector_stop(entry)
+        if entry.offset_reader is not None:
+            entry.offset_reader.close()
+
+    def set_target_state(
+        self, name: str, target: TargetState, *, wait: bool = True
+    ) -> concurrent.futures.Future[None]:
         """Pause, resume or stop a connector and pause/resume its tasks.
 
         STOPPED stops the connector and its tasks (their statuses are removed); STARTED after
         STOPPED starts the connector again (the herder then starts its tasks).
+
+        Args:
+            name: the connector.
+            target: the new target state.
+            wait: wait (at most :attr:`connector_stop_timeout_s`) for the connector's
+                transition, which runs on its own thread.
+
+        Returns:
+            A future completed once the connector made the transition.
         """
         entry = self._entry(name)
         ids = {tid for tid in self.task_ids() if tid.connector == name}
@@ -362,7 +520,21 @@ class Worker:
                 runners = [self._tasks[t] for t in ids if t in self._tasks]
             for runner in runners:
                 runner.set_target_state(target)
-        self._transition(entry, target)
+        if entry.thread is None:  # failed at creation
+            entry.target = target
+            return _done_future()
+        future = entry.thread.submit(lambda: self._transition(entry, target))
+        if wait:
+            try:
+                future.result(self.connector_stop_timeout_s)
+            except concurrent.futures.TimeoutError:
+                log.error(
+                    "Connector %s did not complete its transition to %s within %.0f ms",
+                    name,
+                    target.value,
+                    self.connector_stop_timeout_s * 1000,
+                )
+        return future
 
     def _entry(self, name: str) -> _ConnectorEntry:
         with self._lock:
@@ -579,13 +751,18 @@ class Worker:
             return
         for tid, runner in runners:
             log.info("Stopping task %s", tid)
-            runner.stop()
+            runner.stop()  # only signals: the task's thread stops it and commits
         if timeout_s is None:
             timeout_s = self.config.task_shutdown_timeout_ms / 1000.0
         deadline = time.monotonic() + timeout_s
         for tid, runner in runners:
             if not runner.await_stop(max(deadline - time.monotonic(), 0.0)):
-                log.error("Graceful stop of task %s failed.", tid)
+                log.error(
+                    "Graceful stop of task %s failed: its thread did not end within %.0f ms; "
+                    "cancelling it (its producer is closed and its thread abandoned)",
+                    tid,
+                    timeout_s * 1000,
+                )
                 runner.cancel()
             with self._lock:
                 if self._tasks.get(tid) is runner:

@@ -303,6 +303,7 @@ def test_sink_offsets_from_the_consumer_group(
     client: httpx.Client, kafka_bootstrap: str, tmp_path: Path
 ) -> None:
     topic = f"sink-{uuid.uuid4().hex[:8]}"
+    name = f"snk-{uuid.uuid4().hex[:8]}"  # its own consumer group (connect-<name>)
     source = {"connector.class": "TinySource", "topic": topic}
     assert client.post("/connectors", json={"name": "src", "config": source}).status_code == 201
     sink = {
@@ -311,11 +312,13 @@ def test_sink_offsets_from_the_consumer_group(
         "file": str(tmp_path / "out.txt"),
         "consumer.override.session.timeout.ms": "6000",
     }
-    assert client.post("/connectors", json={"name": "snk", "config": sink}).status_code == 201
+    assert client.post("/connectors", json={"name": name, "config": sink}).status_code == 201
     wait_until(
-        lambda: client.get("/connectors/snk/offsets").json()["offsets"], 30, message="sink commit"
+        lambda: client.get(f"/connectors/{name}/offsets").json()["offsets"],
+        30,
+        message="sink commit",
     )
-    assert client.get("/connectors/snk/offsets").json() == {
+    assert client.get(f"/connectors/{name}/offsets").json() == {
         "offsets": [
             {
                 "partition": {"kafka_topic": topic, "kafka_partition": 0},
@@ -323,7 +326,7 @@ def test_sink_offsets_from_the_consumer_group(
             }
         ]
     }
-    assert client.put("/connectors/snk/stop").status_code == 204
+    assert client.put(f"/connectors/{name}/stop").status_code == 204
     body = {
         "offsets": [
             {
@@ -332,16 +335,16 @@ def test_sink_offsets_from_the_consumer_group(
             }
         ]
     }
-    response = client.patch("/connectors/snk/offsets", json=body)
+    response = client.patch(f"/connectors/{name}/offsets", json=body)
     assert response.status_code == 200, response.text
-    assert client.get("/connectors/snk/offsets").json() == body
+    assert client.get(f"/connectors/{name}/offsets").json() == body
     bad = {"offsets": [{"partition": {"topic": topic}, "offset": {"kafka_offset": 0}}]}
-    response = client.patch("/connectors/snk/offsets", json=bad)
+    response = client.patch(f"/connectors/{name}/offsets", json=bad)
     assert response.status_code == 400
     assert "must contain the keys 'kafka_topic' and 'kafka_partition'" in response.json()["message"]
-    response = client.delete("/connectors/snk/offsets")
+    response = client.delete(f"/connectors/{name}/offsets")
     assert response.status_code == 200, response.text
-    assert client.get("/connectors/snk/offsets").json() == {"offsets": []}
+    assert client.get(f"/connectors/{name}/offsets").json() == {"offsets": []}
 
 
 def test_basic_auth(kafka_bootstrap: str) -> None:
