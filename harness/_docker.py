@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from typing_extensions import Self
 
+from cdk._process import spawn, stop_process
 from cdk.errors import ConnectException, MissingExtraError
 
 __all__ = [
@@ -210,13 +211,7 @@ class DockerEngine:
         self._log_file = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         _log.info("starting a Docker engine: %s", " ".join(command))
         try:
-            self._proc = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=self._log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            self._proc = spawn(command, self._log_file)
         except OSError as exc:
             self._close_log()
             raise DockerUnavailableError(f"Could not run {dockerd}: {exc}") from exc
@@ -245,13 +240,14 @@ class DockerEngine:
         proc = self._proc
         if proc is not None:
             if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=self._stop_timeout)
-                except subprocess.TimeoutExpired:
-                    _log.warning("dockerd did not stop within %ss; killing it", self._stop_timeout)
-                    proc.kill()
-                    proc.wait()
+                stop_process(
+                    proc,
+                    signal.SIGTERM,
+                    self._stop_timeout,
+                    _log,
+                    "dockerd did not stop within %ss; killing it",
+                    self._stop_timeout,
+                )
             self._proc = None
             self._release_mounts()
         self._close_log()

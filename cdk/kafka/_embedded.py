@@ -24,6 +24,7 @@ from typing import IO
 
 from typing_extensions import Self, override
 
+from cdk._process import spawn, stop_process
 from cdk.errors import ConfigException, ConnectException
 from cdk.kafka._providers import KafkaProvider, free_port
 
@@ -209,13 +210,7 @@ class EmbeddedKafka(KafkaProvider):
         ]
         _log.debug("starting the embedded broker: %s", " ".join(command))
         try:
-            self._proc = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=self._log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # Ctrl-C in a terminal reaches us, and we stop it cleanly
-            )
+            self._proc = spawn(command, self._log_file)
         except OSError as exc:
             self._cleanup()
             raise ConnectException(f"Could not run the Tansu broker {binary}: {exc}") from exc
@@ -289,13 +284,13 @@ class EmbeddedKafka(KafkaProvider):
             proc = self._proc
             if proc is not None and proc.poll() is None:
                 # SIGINT: Tansu exits at once; on SIGTERM it drains client connections for ~5 s.
-                proc.send_signal(signal.SIGINT)
-                try:
-                    proc.wait(timeout=self._stop_timeout)
-                except subprocess.TimeoutExpired:
-                    _log.warning("the embedded broker ignored SIGINT; killing it")
-                    proc.kill()
-                    proc.wait()
+                stop_process(
+                    proc,
+                    signal.SIGINT,
+                    self._stop_timeout,
+                    _log,
+                    "the embedded broker ignored SIGINT; killing it",
+                )
             elif proc is not None:
                 proc.wait()
             self._cleanup()

@@ -13,14 +13,13 @@ the revoked partitions in between.
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
-import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from typing_extensions import Unpack, override
 
 from cdk.api import (
     Header,
@@ -34,15 +33,14 @@ from cdk.api import (
 from cdk.data import Schema
 from cdk.errors import ConnectException, RetriableException
 from cdk.runtime._contexts import WorkerSinkTaskContext
-from cdk.runtime._errors import ConsumedRecord, ProcessingContext, RetryWithToleranceOperator, Stage
-from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+from cdk.runtime._errors import ConsumedRecord, ProcessingContext, Stage
+from cdk.runtime._status import ConnectorTaskId, State, TargetState
+from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
 
 if TYPE_CHECKING:
     import confluent_kafka
 
     from cdk.api import ErrantRecordReporter
-    from cdk.converters import Converter, HeaderConverter
-    from cdk.transforms import TransformationChain
 
 __all__ = ["CONSUMER_DEFAULTS", "WorkerSinkTask", "consumer_group_id"]
 
@@ -88,30 +86,25 @@ def consumer_group_id(connector: str) -> str:
     return f"connect-{connector}"
 
 
-class WorkerSinkTask:
+class WorkerSinkTask(WorkerTask):
     """Runs one sink task on its own thread.
+
+    The thread, target state, statuses and closers are :class:`WorkerTask`'s.
 
     Args:
         task_id: the task's id.
         task: the task instance (not yet initialized).
         task_props: the task's configuration (given to ``start``; holds ``topics`` or
             ``topics.regex``).
-        worker_id: written into the statuses.
-        status_store: where the task's state is reported.
-        target: the initial target state.
-        key_converter: converter for record keys.
-        value_converter: converter for record values.
-        header_converter: converter for header values.
-        transformation_chain: the connector's SMT chain.
-        operator: the retry/tolerance operator of the connector.
         consumer_config: librdkafka consumer settings including ``group.id`` (sink defaults
             are added; ``max.poll.records`` is read here, 500 by default).
         errant_reporter: the task's errant record reporter, None when not configured.
-        flush_interval_ms: ``offset.flush.interval.ms``.
-        flush_timeout_ms: ``offset.flush.timeout.ms``.
-        closers: called (errors logged) when the task ends: converters, SMTs, reporters, ...
         consumer_factory: builds the consumer from its config (``cdk.kafka.new_consumer``).
+        **common: :class:`WorkerTask`'s keyword arguments (worker id, status store, target
+            state, converters, SMT chain, error operator, flush interval and timeout, closers).
     """
+
+    _log = log
 
     def __init__(
         self,
@@ -119,32 +112,13 @@ class WorkerSinkTask:
         task: SinkTask,
         task_props: Mapping[str, str],
         *,
-        worker_id: str,
-        status_store: StatusStore,
-        target: TargetState,
-        key_converter: Converter,
-        value_converter: Converter,
-        header_converter: HeaderConverter,
-        transformation_chain: TransformationChain[Any],
-        operator: RetryWithToleranceOperator,
         consumer_config: Mapping[str, Any],
         errant_reporter: ErrantRecordReporter | None = None,
-        flush_interval_ms: int = 60000,
-        flush_timeout_ms: int = 5000,
-        closers: Sequence[Callable[[], None]] = (),
         consumer_factory: Callable[[Mapping[str, Any]], confluent_kafka.Consumer] | None = None,
+        **common: Unpack[WorkerTaskArgs],
     ) -> None:
-        self.id = task_id
+        super().__init__(task_id, task_props, **common)
         self.task = task
-        self._task_props = dict(task_props)
-        self._worker_id = worker_id
-        self._status_store = status_store
-        self._target = target
-        self._key_converter = key_converter
-        self._value_converter = value_converter
-        self._header_converter = header_converter
-        self._chain = transformation_chain
-        self._operator = operator
         config = {**CONSUMER_DEFAULTS, **consumer_config}
         config.setdefault("group.id", consumer_group_id(task_id.connector))
         raw_max = config.pop(MAX_POLL_RECORDS, 500)
@@ -161,9 +135,6 @@ class WorkerSinkTask:
         self._raw: dict[tuple[str, int, int], Any] | None = (
             {} if errant_reporter is not None else None
         )
-        self._flush_interval_s = max(flush_interval_ms, 0) / 1000.0
-        self._flush_timeout_s = max(flush_timeout_ms, 0) / 1000.0
-        self._closers = list(closers)
         self._consumer_factory = consumer_factory
         self.context = WorkerSinkTaskContext(task_props, self, errant_reporter)
 
@@ -182,43 +153,25 @@ class WorkerSinkTask:
         self._rebalance_error: BaseException | None = None
         self._partitions_closed = False
 
-        self._lock = threading.Lock()
-        self._stopping = False
-        self._cancelled = False
         self._wakeup = False
         # topics.regex: matched in Python against the cluster's topics (Java's whole-name match,
         # Java syntax such as \d), subscribed by name, refreshed every TOPICS_REFRESH_S
         self._topics_pattern: re.Pattern[str] | None = None
         self._subscribed: list[str] = []
         self._next_topics_refresh = 0.0
-        self._thread = threading.Thread(
-            target=self._run, name=f"cdk-task-{task_id.connector}-{task_id.task}", daemon=True
-        )
-
-    def __repr__(self) -> str:
-        return f"WorkerSinkTask{{id={self.id}}}"
 
     # -- control (any thread) --------------------------------------------------------------------
-    @property
-    def thread(self) -> threading.Thread:
-        """The task's thread."""
-        return self._thread
-
-    def start(self) -> None:
-        """Start the task's thread."""
-        self._thread.start()
-
-    def set_target_state(self, target: TargetState) -> None:
-        """Pause (``PAUSED``) or resume (``STARTED``) the task."""
-        self._target = target
-        self._wakeup = True
-
+    @override
     def stop(self) -> None:
         """Ask the task to stop; the task thread commits, closes partitions and stops the task."""
         with self._lock:
             self._stopping = True
             self._wakeup = True
         self._operator.trigger_stop()
+
+    @override
+    def _wake_up(self) -> None:
+        self._wakeup = True
 
     def raw_record_for(self, record: SinkRecord) -> ConsumedRecord | None:
         """The raw Kafka record a delivered sink record came from (for the DLQ), if known."""
@@ -227,18 +180,6 @@ class WorkerSinkTask:
             return None
         msg = raw.get((record.topic, record.kafka_partition or 0, record.kafka_offset))
         return None if msg is None else ConsumedRecord.from_message(msg)
-
-    def await_stop(self, timeout_s: float | None) -> bool:
-        """Wait for the task's thread to end; whether it ended within ``timeout_s``."""
-        if not self._thread.ident:
-            return True
-        self._thread.join(timeout_s)
-        return not self._thread.is_alive()
-
-    def cancel(self) -> None:
-        """Give up on a task that did not stop in time: it reports and commits nothing more."""
-        self._cancelled = True
-        self.stop()
 
     # -- SinkTaskOwner (for the context) ---------------------------------------------------------
     def assigned_partitions(self) -> set[TopicPartition]:
@@ -273,27 +214,14 @@ class WorkerSinkTask:
             consumer.resume(_kafka_partitions(running))
 
     # -- the task thread -------------------------------------------------------------------------
-    def _run(self) -> None:
-        failed = False
-        started = False
-        try:
-            if self._target is TargetState.PAUSED:
-                self._report(State.PAUSED)
-                while self._target is TargetState.PAUSED and not self._stopping:
-                    time.sleep(_POLL_SLICE_S)
-                if self._stopping:
-                    return
-            self._initialize_and_start()
-            started = True
-            self._report(State.RUNNING)
-            self._execute()
-        except BaseException as exc:  # noqa: BLE001 - any error fails the task with its trace
-            failed = True
-            self._fail(exc)
-        finally:
-            self._close(started, failed)
+    @override
+    def _await_unpause(self) -> bool:
+        while self._target is TargetState.PAUSED and not self._stopping:
+            time.sleep(_POLL_SLICE_S)
+        return not self._stopping
 
-    def _initialize_and_start(self) -> None:
+    @override
+    def _initialize_and_start(self) -> bool:
         factory = self._consumer_factory
         if factory is None:
             from cdk.kafka import new_consumer
@@ -321,6 +249,8 @@ class WorkerSinkTask:
             raise ConnectException(
                 f"{self}: the sink task has neither 'topics' nor 'topics.regex' in its config"
             )
+        self._task_started = True
+        return True
 
     def _subscribe(self, topics: list[str]) -> None:
         consumer = self._consumer
@@ -365,6 +295,7 @@ class WorkerSinkTask:
             consumer.unsubscribe()
             self._subscribed = []
 
+    @override
     def _execute(self) -> None:
         next_commit = time.monotonic() + self._flush_interval_s
         was_paused = False
@@ -493,7 +424,6 @@ class WorkerSinkTask:
 
     def _convert_tolerant(self, msg: Any) -> SinkRecord | None:
         """Redo a message's convert/transform stages under the retry/tolerance operator."""
-        operator = self._operator
         topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
         raw_headers = msg.headers() or []
         ts_type, ts = msg.timestamp()
@@ -507,30 +437,27 @@ class WorkerSinkTask:
             timestamp=ts if ts_type and ts >= 0 else None,
         )
         context = ProcessingContext(consumed=consumed)
-        key = operator.execute(
-            lambda: self._key_converter.to_connect_data(topic, msg.key()),
-            Stage.KEY_CONVERTER,
-            type(self._key_converter),
+        key_conv = self._key_converter
+        value_conv = self._value_converter
+        converted = self._convert_tolerant_steps(
+            [
+                (Stage.KEY_CONVERTER, key_conv, lambda: key_conv.to_connect_data(topic, msg.key())),
+                (
+                    Stage.VALUE_CONVERTER,
+                    value_conv,
+                    lambda: value_conv.to_connect_data(topic, msg.value()),
+                ),
+                (
+                    Stage.HEADER_CONVERTER,
+                    self._header_converter,
+                    lambda: self._convert_headers(topic, raw_headers),
+                ),
+            ],
             context,
         )
-        if operator.failed():
+        if converted is None:
             return None
-        value = operator.execute(
-            lambda: self._value_converter.to_connect_data(topic, msg.value()),
-            Stage.VALUE_CONVERTER,
-            type(self._value_converter),
-            context,
-        )
-        if operator.failed():
-            return None
-        headers = operator.execute(
-            lambda: self._convert_headers(topic, raw_headers),
-            Stage.HEADER_CONVERTER,
-            type(self._header_converter),
-            context,
-        )
-        if operator.failed():
-            return None
+        key, value, headers = converted
         assert key is not None
         assert value is not None
         record: Any = SinkRecord(
@@ -545,17 +472,7 @@ class WorkerSinkTask:
             _TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP_TYPE),
             headers,
         )
-        for stage in self._chain:
-            current = record
-            record = operator.execute(
-                functools.partial(stage.apply, current),
-                Stage.TRANSFORMATION,
-                type(stage.transformation),
-                context,
-            )
-            if record is None:
-                return None
-        return record  # type: ignore[no-any-return]
+        return self._transform_tolerant(record, context)  # type: ignore[no-any-return]
 
     def _consumer_error(self, error: Any) -> None:
         from confluent_kafka import KafkaError, KafkaException
@@ -830,17 +747,14 @@ class WorkerSinkTask:
         self._batch.clear()
         self._batch_positions.clear()
 
-    # -- status and cleanup ----------------------------------------------------------------------
-    def _report(self, state: State, trace: str | None = None) -> None:
-        if not self._cancelled:
-            self._status_store.put_task(self.id, Status(state, self._worker_id, trace))
-
-    def _fail(self, exc: BaseException) -> None:
-        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    # -- cleanup ---------------------------------------------------------------------------------
+    @override
+    def _log_failure(self, exc: BaseException) -> None:
         log.error("%s Task failed: %s", self, exc)
-        self._report(State.FAILED, trace)
 
-    def _close(self, started: bool, failed: bool) -> None:
+    @override
+    def _release(self) -> None:
+        started = self._task_started
         consumer = self._consumer
         if started and consumer is not None and not self._cancelled:
             try:
@@ -861,13 +775,6 @@ class WorkerSinkTask:
             except Exception:
                 log.exception("%s failed to close the consumer", self)
             self._consumer = None
-        for closer in self._closers:
-            try:
-                closer()
-            except Exception:
-                log.exception("%s failed to close a resource", self)
-        if not failed:
-            self._report(State.UNASSIGNED)
 
 
 def _kafka_partitions(partitions: set[TopicPartition]) -> list[Any]:

@@ -16,23 +16,23 @@ import logging
 import re
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import Unpack, override
+
 from cdk.api import RecordMetadata, SourceRecord, SourceTask
 from cdk.errors import ConfigException, ConnectException, RetriableException
-from cdk.runtime._errors import ProcessingContext, RetryWithToleranceOperator, Stage
-from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+from cdk.runtime._errors import ProcessingContext, Stage
+from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime._submitted import SubmittedRecord, SubmittedRecords
+from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
 
 if TYPE_CHECKING:
     import confluent_kafka
 
-    from cdk.converters import Converter, HeaderConverter
     from cdk.runtime._offsets import OffsetStorageWriter
-    from cdk.transforms import TransformationChain
 
 __all__ = ["TopicCreation", "TopicCreationGroup", "WorkerSourceTask"]
 
@@ -163,32 +163,27 @@ class TopicCreation:
 
 
 # -- the runner ----------------------------------------------------------------------------------
-class WorkerSourceTask:
+class WorkerSourceTask(WorkerTask):
     """Runs one source task on its own thread.
+
+    The thread, target state, statuses and closers are :class:`WorkerTask`'s.
 
     Args:
         task_id: the task's id.
         task: the task instance (not yet initialized).
         task_props: the task's configuration (given to ``start``).
         context: the task's context (given to ``initialize``).
-        worker_id: written into the statuses.
-        status_store: where the task's state is reported.
-        target: the initial target state.
-        key_converter: converter for record keys.
-        value_converter: converter for record values.
-        header_converter: converter for header values.
-        transformation_chain: the connector's SMT chain.
-        operator: the retry/tolerance operator of the connector.
         producer_config: librdkafka producer settings (throughput defaults are added).
         offset_writer: where source offsets are committed.
-        flush_interval_ms: ``offset.flush.interval.ms``.
-        flush_timeout_ms: ``offset.flush.timeout.ms``.
         admin_config: admin client settings, for topic creation.
         topic_creation: the connector's topic creation rules, None to leave it to the broker.
-        closers: called (errors logged) when the task ends: converters, SMTs, reporters, ...
         producer_factory: builds the producer from its config (``cdk.kafka.new_producer``).
         admin_factory: builds an admin client from its config (``cdk.kafka.new_admin``).
+        **common: :class:`WorkerTask`'s keyword arguments (worker id, status store, target
+            state, converters, SMT chain, error operator, flush interval and timeout, closers).
     """
+
+    _log = log
 
     def __init__(
         self,
@@ -197,45 +192,23 @@ class WorkerSourceTask:
         task_props: Mapping[str, str],
         context: Any,
         *,
-        worker_id: str,
-        status_store: StatusStore,
-        target: TargetState,
-        key_converter: Converter,
-        value_converter: Converter,
-        header_converter: HeaderConverter,
-        transformation_chain: TransformationChain[Any],
-        operator: RetryWithToleranceOperator,
         producer_config: Mapping[str, Any],
         offset_writer: OffsetStorageWriter,
-        flush_interval_ms: int = 60000,
-        flush_timeout_ms: int = 5000,
         admin_config: Mapping[str, Any] | None = None,
         topic_creation: TopicCreation | None = None,
-        closers: Sequence[Callable[[], None]] = (),
         producer_factory: Callable[[Mapping[str, Any]], confluent_kafka.Producer] | None = None,
         admin_factory: Callable[[Mapping[str, Any]], Any] | None = None,
+        **common: Unpack[WorkerTaskArgs],
     ) -> None:
-        self.id = task_id
+        super().__init__(task_id, task_props, **common)
         self.task = task
-        self._task_props = dict(task_props)
         self._context = context
-        self._worker_id = worker_id
-        self._status_store = status_store
-        self._target = target
-        self._key_converter = key_converter
-        self._value_converter = value_converter
-        self._header_converter = header_converter
-        self._chain = transformation_chain
-        self._operator = operator
         self._producer_config = {**PRODUCER_DEFAULTS, **producer_config}
         self._writer = offset_writer
-        self._flush_interval_s = max(flush_interval_ms, 0) / 1000.0
-        self._flush_timeout_s = max(flush_timeout_ms, 0) / 1000.0
         self._admin_config = dict(
             admin_config or {"bootstrap.servers": self._producer_config.get("bootstrap.servers")}
         )
         self._topic_creation = topic_creation
-        self._closers = list(closers)
         self._producer_factory = producer_factory
         self._admin_factory = admin_factory
 
@@ -244,42 +217,18 @@ class WorkerSourceTask:
         self._admin: Any = None
         self._known_topics: set[str] = set()
         self._send_error: BaseException | None = None
-        self._tolerate_all = operator.tolerance_all
+        self._tolerate_all = self._operator.tolerance_all
         self._calls_commit_record = type(task).commit_record is not SourceTask.commit_record
 
-        self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._stopping = False
-        self._cancelled = False
-        self._task_started = False
         self._task_stop_called = False
         # True while the task thread runs connector code that cannot touch the producer
         # (task.start/poll): a cancel may then close the producer (guarded by _lock)
         self._in_task_code = False
         self._producer_closed = False
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"cdk-task-{task_id.connector}-{task_id.task}", daemon=True
-        )
-
-    def __repr__(self) -> str:
-        return f"WorkerSourceTask{{id={self.id}}}"
 
     # -- control (any thread) --------------------------------------------------------------------
-    @property
-    def thread(self) -> threading.Thread:
-        """The task's thread."""
-        return self._thread
-
-    def start(self) -> None:
-        """Start the task's thread."""
-        self._thread.start()
-
-    def set_target_state(self, target: TargetState) -> None:
-        """Pause (``PAUSED``) or resume (``STARTED``) the task."""
-        self._target = target
-        self._wake.set()
-
+    @override
     def stop(self) -> None:
         """Ask the task to stop; returns at once.
 
@@ -292,9 +241,7 @@ class WorkerSourceTask:
             if self._stopping:
                 return
             self._stopping = True
-            call_stop = self._task_started and not self._task_stop_called
-            if call_stop:
-                self._task_stop_called = True
+            call_stop = self._task_stop_due()
         self._wake.set()
         self._operator.trigger_stop()
         if call_stop:
@@ -304,13 +251,7 @@ class WorkerSourceTask:
                 daemon=True,
             ).start()
 
-    def await_stop(self, timeout_s: float | None) -> bool:
-        """Wait for the task's thread to end; whether it ended within ``timeout_s``."""
-        if not self._thread.is_alive() and not self._thread.ident:
-            return True
-        self._thread.join(timeout_s)
-        return not self._thread.is_alive()
-
+    @override
     def cancel(self) -> None:
         """Give up on a task that did not stop in time: it reports and commits nothing more.
 
@@ -318,8 +259,7 @@ class WorkerSourceTask:
         thread is inside connector code (``poll()`` or ``start()`` that does not return), on a
         daemon thread; otherwise the task thread closes it when it gets back to the runner.
         """
-        self._cancelled = True
-        self.stop()
+        super().cancel()
         with self._lock:
             producer = self._producer
             if not self._in_task_code or producer is None or self._producer_closed:
@@ -340,27 +280,13 @@ class WorkerSourceTask:
         except Exception:
             log.exception("%s failed to close the producer of the cancelled task", self)
 
-    # -- the task thread -------------------------------------------------------------------------
-    def _run(self) -> None:
-        failed = False
-        try:
-            if self._target is TargetState.PAUSED:
-                self._report(State.PAUSED)
-                if not self._await_unpause():
-                    return
-            self._task_start()
-            if self._stopping:
-                return
-            self._report(State.RUNNING)
-            self._execute()
-        except BaseException as exc:  # noqa: BLE001 - any error fails the task with its trace
-            failed = True
-            self._fail(exc)
-        finally:
-            self._close(failed)
-            self._stopped.set()
+    @override
+    def _wake_up(self) -> None:
+        self._wake.set()
 
-    def _task_start(self) -> None:
+    # -- the task thread -------------------------------------------------------------------------
+    @override
+    def _initialize_and_start(self) -> bool:
         self._producer = self._new_producer()
         self.task.initialize(self._context)
         self._in_task_code = True
@@ -371,11 +297,10 @@ class WorkerSourceTask:
                 self._in_task_code = False
         with self._lock:
             self._task_started = True
-            call_stop = self._stopping and not self._task_stop_called
-            if call_stop:
-                self._task_stop_called = True
+            call_stop = self._task_stop_due()
         if call_stop:
             self._call_task_stop()
+        return not self._stopping
 
     def _new_producer(self) -> confluent_kafka.Producer:
         factory = self._producer_factory
@@ -388,6 +313,7 @@ class WorkerSourceTask:
         except Exception as exc:
             raise ConnectException(f"{self}: failed to create producer: {exc}") from exc
 
+    @override
     def _execute(self) -> None:
         producer = self._producer
         assert producer is not None
@@ -442,6 +368,7 @@ class WorkerSourceTask:
         if not self._stopping:
             self._report(State.RUNNING)
 
+    @override
     def _await_unpause(self) -> bool:
         while self._target is TargetState.PAUSED and not self._stopping:
             self._wake.wait(0.5)
@@ -523,7 +450,9 @@ class WorkerSourceTask:
                 else:
                     self._produce(record, key, value, headers, callback)
             except BufferError:
-                self._produce_retrying(record, key, value, headers, callback)
+                self._produce_retrying(
+                    functools.partial(self._produce, record, key, value, headers, callback)
+                )
             except Exception as exc:  # noqa: BLE001 - KafkaException, TypeError... of a sync send
                 self._send_failed(group, pre, topic, exc, synchronous=True)
         if group is not None:
@@ -548,15 +477,8 @@ class WorkerSourceTask:
             kwargs["headers"] = headers
         producer.produce(record.topic, value, key, **kwargs)
 
-    def _produce_retrying(
-        self,
-        record: SourceRecord,
-        key: bytes | None,
-        value: bytes | None,
-        headers: _Headers | None,
-        callback: Callable[[Any, Any], None],
-    ) -> None:
-        """Produce when the local queue is full: serve delivery reports until there is room."""
+    def _produce_retrying(self, send: Callable[[], None]) -> None:
+        """Produce when the local queue is full: serve delivery reports until ``send`` fits."""
         producer = self._producer
         assert producer is not None
         while True:
@@ -564,7 +486,7 @@ class WorkerSourceTask:
                 raise ConnectException(f"{self} was cancelled while sending")
             producer.poll(_SEND_FAILED_BACKOFF_S)
             try:
-                self._produce(record, key, value, headers, callback)
+                send()
                 return
             except BufferError:
                 continue
@@ -578,49 +500,41 @@ class WorkerSourceTask:
 
         Returns None when the record was dropped (by an SMT, or a tolerated error).
         """
-        operator = self._operator
         context = ProcessingContext(source_record=pre)
-        record: Any = pre
-        for stage in self._chain:
-            current = record
-            record = operator.execute(
-                functools.partial(stage.apply, current),
-                Stage.TRANSFORMATION,
-                type(stage.transformation),
-                context,
-            )
-            if record is None:
-                return None
+        record = self._transform_tolerant(pre, context)
+        if record is None:
+            return None
         topic = record.topic
         rec_headers = record.headers
-        headers = operator.execute(
-            lambda: self._convert_headers(topic, rec_headers) if rec_headers else None,
-            Stage.HEADER_CONVERTER,
-            type(self._header_converter),
+        key_conv = self._key_converter
+        value_conv = self._value_converter
+        converted = self._convert_tolerant_steps(
+            [
+                (
+                    Stage.HEADER_CONVERTER,
+                    self._header_converter,
+                    lambda: self._convert_headers(topic, rec_headers) if rec_headers else None,
+                ),
+                (
+                    Stage.KEY_CONVERTER,
+                    key_conv,
+                    lambda: key_conv.from_connect_data(
+                        topic, record.key_schema, record.key, rec_headers
+                    ),
+                ),
+                (
+                    Stage.VALUE_CONVERTER,
+                    value_conv,
+                    lambda: value_conv.from_connect_data(
+                        topic, record.value_schema, record.value, rec_headers
+                    ),
+                ),
+            ],
             context,
         )
-        if operator.failed():
+        if converted is None:
             return None
-        key = operator.execute(
-            lambda: self._key_converter.from_connect_data(
-                topic, record.key_schema, record.key, rec_headers
-            ),
-            Stage.KEY_CONVERTER,
-            type(self._key_converter),
-            context,
-        )
-        if operator.failed():
-            return None
-        value = operator.execute(
-            lambda: self._value_converter.from_connect_data(
-                topic, record.value_schema, record.value, rec_headers
-            ),
-            Stage.VALUE_CONVERTER,
-            type(self._value_converter),
-            context,
-        )
-        if operator.failed():
-            return None
+        headers, key, value = converted
         return record, key, value, headers
 
     def _delivered(self, pre: SourceRecord, msg: Any) -> None:
@@ -769,20 +683,17 @@ class WorkerSourceTask:
                 )
         self._commit_offsets()
 
-    # -- status and cleanup ----------------------------------------------------------------------
-    def _report(self, state: State, trace: str | None = None) -> None:
-        if not self._cancelled:
-            self._status_store.put_task(self.id, Status(state, self._worker_id, trace))
+    # -- cleanup ---------------------------------------------------------------------------------
+    def _task_stop_due(self) -> bool:
+        """Whether to call ``task.stop()`` now (started, stopping, not yet called); under _lock.
 
-    def _fail(self, exc: BaseException) -> None:
-        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        log.error(
-            "%s Task threw an uncaught and unrecoverable exception. Task is being killed and "
-            "will not recover until manually restarted",
-            self,
-            exc_info=exc,
-        )
-        self._report(State.FAILED, trace)
+        It is then marked called, so that stop(), the end of start() and close call it once
+        between them.
+        """
+        if self._task_started and self._stopping and not self._task_stop_called:
+            self._task_stop_called = True
+            return True
+        return False
 
     def _call_task_stop(self) -> None:
         try:
@@ -790,7 +701,8 @@ class WorkerSourceTask:
         except Exception:
             log.exception("%s Exception thrown while calling task.stop()", self)
 
-    def _close(self, failed: bool) -> None:
+    @override
+    def _release(self) -> None:
         if self._producer_closed:  # closed by cancel()
             self._producer = None
         if not self._cancelled:
@@ -801,9 +713,7 @@ class WorkerSourceTask:
                 log.exception("%s failed to commit offsets on close", self)
         with self._lock:
             self._stopping = True
-            call_stop = self._task_started and not self._task_stop_called
-            if call_stop:
-                self._task_stop_called = True
+            call_stop = self._task_stop_due()
         if call_stop:
             self._call_task_stop()
         if self._producer is not None:
@@ -813,13 +723,6 @@ class WorkerSourceTask:
                 self._producer.flush(0)
             self._producer = None
         self._admin = None
-        for closer in self._closers:
-            try:
-                closer()
-            except Exception:
-                log.exception("%s failed to close a resource", self)
-        if not failed:
-            self._report(State.UNASSIGNED)
 
 
 class _AckGroup:
