@@ -10,7 +10,7 @@ import click
 from cdk._aliases import KAFKA_CLASS_ALIASES
 from cdk.errors import ConfigException
 
-__all__ = ["docs", "plugin_kind", "plugins", "resolve_plugin"]
+__all__ = ["docs", "plugins", "resolve_plugin"]
 
 _FORMATS = ("rst", "enriched-rst", "html", "markdown")
 
@@ -20,22 +20,6 @@ def resolve_plugin(name: str) -> type[Any]:
     from cdk.runtime._plugins import Plugins
 
     return Plugins().load(name)
-
-
-def plugin_kind(cls: type[Any]) -> str:
-    """Kafka's plugin type name for a class (``transformation``, ``converter``, ...)."""
-    from cdk.converters._api import Converter, HeaderConverter
-    from cdk.transforms._base import Predicate, Transformation
-
-    if issubclass(cls, Transformation):
-        return "transformation"
-    if issubclass(cls, Predicate):
-        return "predicate"
-    if issubclass(cls, Converter):
-        return "converter"
-    if issubclass(cls, HeaderConverter):
-        return "header_converter"
-    return "unknown"
 
 
 _KINDS = (

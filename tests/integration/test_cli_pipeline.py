@@ -13,8 +13,6 @@ import httpx
 from tests._wait import wait_until
 from tests.connectors.recording import read_store
 from tests.integration._support import (
-    FAST_GROUP,
-    JSON,
     REPO_ROOT,
     all_keys,
     cdk_command,
@@ -22,6 +20,7 @@ from tests.integration._support import (
     generator_config,
     recording_config,
     stop_process,
+    worker_props,
     write_properties,
 )
 
@@ -48,15 +47,12 @@ def test_cdk_standalone_runs_the_test_connectors_against_cdk_broker(tmp_path: Pa
         store = tmp_path / "store"
         worker_file = write_properties(
             tmp_path / "worker.properties",
-            {
-                "bootstrap.servers": bootstrap,
-                "key.converter": JSON,
-                "value.converter": JSON,
-                "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
-                "offset.flush.interval.ms": "300",
-                "listeners": f"http://127.0.0.1:{port}",
-                **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
-            },
+            worker_props(
+                bootstrap,
+                tmp_path / "connect.offsets",
+                port,
+                **{"offset.flush.interval.ms": "300"},
+            ),
         )
         source = write_properties(
             tmp_path / "source.properties",

@@ -14,8 +14,6 @@ import httpx
 from tests._wait import wait_until
 from tests.connectors.recording import read_store
 from tests.integration._support import (
-    FAST_GROUP,
-    JSON,
     REPO_ROOT,
     Connect,
     all_keys,
@@ -28,6 +26,7 @@ from tests.integration._support import (
     stop_process,
     unique,
     wait_store_keys,
+    worker_props,
     write_properties,
 )
 
@@ -63,15 +62,12 @@ RECORDS = 2000  # per stream; ~500 records/s per stream, so the kill lands mid-r
 def _standalone(tmp_path: Path, bootstrap: str, topic: str, store: Path, port: int) -> list[str]:
     worker = write_properties(
         tmp_path / "worker.properties",
-        {
-            "bootstrap.servers": bootstrap,
-            "key.converter": JSON,
-            "value.converter": JSON,
-            "offset.storage.file.filename": str(tmp_path / "standalone.offsets"),
-            "offset.flush.interval.ms": "300",
-            "listeners": f"http://127.0.0.1:{port}",
-            **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
-        },
+        worker_props(
+            bootstrap,
+            tmp_path / "standalone.offsets",
+            port,
+            **{"offset.flush.interval.ms": "300"},
+        ),
     )
     source = write_properties(
         tmp_path / "source.properties",

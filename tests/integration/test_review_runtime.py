@@ -84,7 +84,9 @@ class BlockingPollSourceTask(IdleSourceTask):
         return None
 
 
-class _Source(SourceConnector):
+class _Plain:
+    """The connector methods the small test connectors share; ``task`` names the task class."""
+
     task: type[Task] = IdleSourceTask
 
     def start(self, props: dict[str, str]) -> None:
@@ -104,6 +106,10 @@ class _Source(SourceConnector):
 
     def version(self) -> str:
         return "1.0"
+
+
+class _Source(_Plain, SourceConnector):
+    pass
 
 
 class HangingStopTaskSource(_Source):
@@ -163,24 +169,8 @@ class RecordingSinkTask(SinkTask):
         pass
 
 
-class RecordingSink(SinkConnector):
-    def start(self, props: dict[str, str]) -> None:
-        self.props = props
-
-    def task_class(self) -> type[Task]:
-        return RecordingSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props)]
-
-    def stop(self) -> None:
-        pass
-
-    def config(self) -> ConfigDef:
-        return ConfigDef()
-
-    def version(self) -> str:
-        return "1.0"
+class RecordingSink(_Plain, SinkConnector):
+    task = RecordingSinkTask
 
 
 # -------------------------------------------------------------------------------------- fixtures
