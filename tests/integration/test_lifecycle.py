@@ -143,7 +143,11 @@ def test_request_task_reconfiguration_adds_streams_without_loss(
         reader.wait_for(100)
         streams.write_text("4")  # the connector notices and asks for new task configs
         worker.rest.wait_state(name, "RUNNING", tasks=4)
-        reader.wait_for(4 * 600)
+        try:
+            reader.wait_for(4 * 600)
+        except AssertionError as exc:  # name the missing records, to tell loss from a slow read
+            missing = sorted((all_keys(4, 600) - reader.keys()).elements())
+            raise AssertionError(f"{exc}; missing keys: {missing[:20]}") from exc
         settled(reader, quiet=0.3)
         assert reader.keys() == all_keys(4, 600)
 
