@@ -1,6 +1,28 @@
-"""The conformance harness: environment providers, suites, the pytest plugin and `cdk certify`.
+"""The conformance harness: driver contract, environment providers, suites and `cdk certify`.
 
-It depends only on the public API of :mod:`cdk`. ``harness.strategies`` holds the hypothesis
-strategies (schemas with matching values, configs from a ConfigDef) that the kit's own tests and
-the certification suites share.
+It depends only on the public API of :mod:`cdk`. A connector project describes its external
+system with a driver (:class:`SourceDriver`, :class:`SinkDriver`); :mod:`harness.certify` runs
+the certification suites against it and writes the report bundle. ``harness.strategies`` holds
+the hypothesis strategies (schemas with matching values, configs from a ConfigDef) that the kit's
+own tests and the suites share.
 """
+
+from __future__ import annotations
+
+from harness._driver import (
+    ConnectorDriver,
+    Delivery,
+    SinkDriver,
+    SourceDriver,
+    default_sink_value,
+    default_sink_value_schema,
+)
+
+__all__ = [
+    "ConnectorDriver",
+    "Delivery",
+    "SinkDriver",
+    "SourceDriver",
+    "default_sink_value",
+    "default_sink_value_schema",
+]

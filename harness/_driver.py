@@ -1,0 +1,278 @@
+"""The driver contract: what a connector project tells the harness about its external system.
+
+The harness derives everything it can from the connector itself (its ConfigDef, task configs,
+records, offsets). What it cannot know, a project declares in a small driver class named in
+``pyproject.toml``::
+
+    [tool.cdk]
+    drivers = ["my_connector.certify:MySourceDriver", "my_connector.certify:MySinkDriver"]
+
+A driver instance is made fresh for every check, in a fresh working directory, and owns one
+instance of the external system: :meth:`ConnectorDriver.setup` creates it empty and
+:meth:`ConnectorDriver.teardown` removes it. Records are named by integer ids that the harness
+chooses; a source driver writes records with those ids into the external system and recognises
+them in what the connector emits, a sink driver reads back the ids the connector stored.
+
+Optional capabilities (schema evolution, failure injection, new streams, stored values) raise
+:class:`NotImplementedError` by default; the checks that need them are then skipped, and the
+report says which capability the driver does not offer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import decimal
+import enum
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from cdk.api import Connector
+from cdk.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
+
+__all__ = [
+    "ConnectorDriver",
+    "Delivery",
+    "SinkDriver",
+    "SourceDriver",
+    "default_sink_value_schema",
+    "default_sink_value",
+]
+
+
+class Delivery(str, enum.Enum):
+    """The delivery guarantee a connector claims."""
+
+    AT_LEAST_ONCE = "at-least-once"
+    EXACTLY_ONCE = "exactly-once"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ConnectorDriver:
+    """What the harness needs to know about a connector's external system.
+
+    Subclass :class:`SourceDriver` or :class:`SinkDriver`, not this class.
+
+    Attributes:
+        connector: the connector class, or its import path (``package.module:Class``).
+        delivery: the delivery guarantee the connector claims. ``EXACTLY_ONCE`` makes the
+            harness count any duplicate as a failure, also after a crash.
+        workdir: a fresh, empty directory for this driver instance (given by the harness).
+    """
+
+    connector: ClassVar[type[Connector] | str]
+    delivery: ClassVar[Delivery] = Delivery.AT_LEAST_ONCE
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+
+    # ------------------------------------------------------------------ lifecycle
+    def setup(self) -> None:
+        """Create the external system, empty (called once, before the check uses the driver)."""
+
+    def teardown(self) -> None:
+        """Remove the external system (called once, also when the check failed)."""
+
+    # ------------------------------------------------------------------ failure injection
+    def break_external_system(self) -> None:
+        """Make the external system fail from now on, for good (a fatal error).
+
+        The connector is expected to fail its task with a ConnectException that says what
+        went wrong. Optional: raise :class:`NotImplementedError` (the default) to skip the
+        checks that need it.
+        """
+        raise NotImplementedError
+
+    def outage(self) -> contextlib.AbstractContextManager[None]:
+        """Make the external system unavailable while the block runs (a transient error).
+
+        The connector is expected to raise :class:`cdk.RetriableException` (or retry itself)
+        and to lose nothing once the system is back. Implement it with
+        :func:`contextlib.contextmanager`. Optional, like :meth:`break_external_system`.
+        """
+        raise NotImplementedError
+
+
+class SourceDriver(ConnectorDriver):
+    """A source connector's external system: the harness writes records into it.
+
+    Attributes:
+        streams: how many independent input streams (tables, files, feeds) the external
+            system can hold at once. More than one lets the harness check tasks.max changes
+            and rebalancing with work for every task.
+        detects_new_streams: the connector notices a stream created while it runs (and calls
+            ``context.request_task_reconfiguration()``).
+    """
+
+    streams: ClassVar[int] = 1
+    detects_new_streams: ClassVar[bool] = False
+
+    def example_config(self, topic: str) -> dict[str, str]:
+        """The connector's config for this external system, writing to topics named ``topic*``.
+
+        Every record must go to a topic whose name starts with ``topic``; a single-topic
+        connector writes to ``topic`` itself. ``name``, ``connector.class`` and ``tasks.max``
+        are added by the harness.
+        """
+        raise NotImplementedError
+
+    def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
+        """Write one record for each id into input stream ``stream`` (creating the stream).
+
+        Ids are unique across streams and increase from call to call. Records must reach the
+        connector in the order given within one stream.
+        """
+        raise NotImplementedError
+
+    def record_id(self, key: Any, value: Any) -> Hashable:
+        """The id of a record the connector emitted, from its key and value.
+
+        ``key`` and ``value`` are Connect values as a JsonConverter with schemas reads them back
+        (a :class:`cdk.Struct`, a dict, a str...). The default finds a field ``id`` in the
+        value (Struct or dict), else uses the key when it is an int.
+        """
+        for candidate in (value, key):
+            if isinstance(candidate, Struct) and "id" in _field_names(candidate):
+                return _as_id(candidate.get("id"))
+            if isinstance(candidate, Mapping) and "id" in candidate:
+                return _as_id(candidate["id"])
+        if isinstance(key, int) and not isinstance(key, bool):
+            return key
+        raise ValueError(f"cannot find a record id in key={key!r} value={value!r}")
+
+    def evolve_schema(self, *, stream: int = 0) -> str:
+        """Change the external system's schema of ``stream``: add an optional field.
+
+        Records written afterwards carry the new field; return its name. Optional: the schema
+        migration checks are skipped without it.
+        """
+        raise NotImplementedError
+
+
+class SinkDriver(ConnectorDriver):
+    """A sink connector's external system: the harness reads back what the connector wrote.
+
+    Attributes:
+        accepts_any_schema: the sink stores values without a schema of its own (lines in a
+            file, documents), so no schema is incompatible with it; the incompatible-schema
+            check is then not applicable.
+    """
+
+    accepts_any_schema: ClassVar[bool] = False
+
+    def example_config(self, topics: str) -> dict[str, str]:
+        """The connector's config for this external system, consuming ``topics``.
+
+        ``name``, ``connector.class`` and ``tasks.max`` are added by the harness.
+        """
+        raise NotImplementedError
+
+    def value_schema(self) -> Schema:
+        """The schema of the values the harness sends (default: :func:`default_sink_value_schema`).
+
+        The schema-migration checks derive a newer schema (an added optional field) and an
+        older one (without the last optional field) from it.
+        """
+        return default_sink_value_schema()
+
+    def value(self, record_id: int, schema: Schema) -> Any:
+        """The value of record ``record_id`` in ``schema`` (default: :func:`default_sink_value`)."""
+        return default_sink_value(record_id, schema)
+
+    def key_schema(self) -> Schema | None:
+        """The schema of the record keys the harness sends (default INT64: the id)."""
+        return Schema.INT64_SCHEMA
+
+    def key(self, record_id: int) -> Any:
+        """The key of record ``record_id`` (default: the id)."""
+        return record_id
+
+    def read_back(self) -> list[Hashable]:
+        """The ids of the records the connector stored, one entry per stored copy."""
+        raise NotImplementedError
+
+    def read_values(self) -> dict[Hashable, Mapping[str, Any]]:
+        """The stored fields of each record by id, as Connect values (Decimal, datetime...).
+
+        Optional: without it the round-trip checks compare ids only. Fields the sink does not
+        store may be missing; present ones must equal what the harness sent.
+        """
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------------------------------------
+# The default record shape for sinks.
+
+_INTEGERS = frozenset({"INT8", "INT16", "INT32", "INT64"})
+_DECIMAL = Decimal.builder(2).optional().build()
+_TIMESTAMP = Timestamp.builder().optional().build()
+
+
+def default_sink_value_schema() -> Schema:
+    """The default record schema, ``cdk.certify.Record``.
+
+    Fields: id (INT64), name (STRING), and the optional amount (Decimal, scale 2), created
+    (Timestamp), active (BOOLEAN) and score (FLOAT64).
+    """
+    return (
+        SchemaBuilder.struct()
+        .name("cdk.certify.Record")
+        .field("id", Schema.INT64_SCHEMA)
+        .field("name", Schema.STRING_SCHEMA)
+        .field("amount", _DECIMAL)
+        .field("created", _TIMESTAMP)
+        .field("active", Schema.OPTIONAL_BOOLEAN_SCHEMA)
+        .field("score", Schema.OPTIONAL_FLOAT64_SCHEMA)
+        .build()
+    )
+
+
+def default_sink_value(record_id: int, schema: Schema) -> Struct:
+    """A deterministic Struct for ``record_id`` in any struct ``schema``.
+
+    Every field gets a value derived from the id and the field's type; ``id`` is the id.
+    """
+    struct = Struct(schema)
+    for field in schema.fields:
+        struct.put(field.name, _field_value(record_id, field.name, field.schema))
+    return struct
+
+
+def _field_value(record_id: int, name: str, schema: Schema) -> Any:
+    if name == "id":
+        return (
+            record_id if schema.type.name in {"INT8", "INT16", "INT32", "INT64"} else str(record_id)
+        )
+    logical = schema.name
+    if logical == Decimal.LOGICAL_NAME:
+        return decimal.Decimal(record_id * 7 + 1).scaleb(-2) if record_id % 5 else None
+    if logical == Timestamp.LOGICAL_NAME:
+        base = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+        return base + dt.timedelta(seconds=record_id * 61, milliseconds=record_id % 1000)
+    kind = schema.type.name
+    if kind == "STRING":
+        return f"{name}-{record_id}"
+    if kind == "BOOLEAN":
+        return record_id % 2 == 0
+    if kind in {"FLOAT32", "FLOAT64"}:
+        return record_id / 4
+    if kind in _INTEGERS:
+        return record_id % 100
+    if schema.optional:
+        return None
+    raise ValueError(f"no default value for field {name!r} of type {kind}; override value()")
+
+
+def _field_names(struct: Struct) -> set[str]:
+    return {field.name for field in struct.schema.fields}
+
+
+def _as_id(value: Any) -> Hashable:
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    if isinstance(value, Hashable):
+        return value
+    raise ValueError(f"record id {value!r} is not hashable")

@@ -1,0 +1,55 @@
+"""Certification: the conformance suites and the run that produces the submission bundle.
+
+``cdk certify`` calls :func:`certify` and writes its :class:`CertificationRun` with
+:func:`write_bundle`. The checks live in :mod:`harness.certify.suites`, one module per suite;
+each is a function registered with :func:`check` under a stable id.
+"""
+
+from __future__ import annotations
+
+from harness.certify._checks import (
+    KINDS,
+    SUITES,
+    Check,
+    CheckFailed,
+    CheckResult,
+    CheckSkipped,
+    Metric,
+    Outcome,
+    Series,
+    all_checks,
+    check,
+)
+from harness.certify._context import CheckContext, DecodedRecord, ProcessWorker, WorkerHandle
+from harness.certify._project import Project
+from harness.certify._rest import RestClient, RestResponse
+from harness.certify._runner import CertificationRun, ProgressListener, certify, plan, redact
+
+__all__ = [
+    # running
+    "certify",
+    "plan",
+    "CertificationRun",
+    "ProgressListener",
+    "Project",
+    # checks
+    "check",
+    "all_checks",
+    "Check",
+    "CheckContext",
+    "CheckFailed",
+    "CheckSkipped",
+    "CheckResult",
+    "Outcome",
+    "Metric",
+    "Series",
+    "KINDS",
+    "SUITES",
+    # what checks use
+    "DecodedRecord",
+    "WorkerHandle",
+    "ProcessWorker",
+    "RestClient",
+    "RestResponse",
+    "redact",
+]

@@ -1,0 +1,242 @@
+"""Checks, their registry, and the outcome of running one.
+
+A check is a function of a :class:`~harness.certify.CheckContext` registered with :func:`check`
+under a stable id (``OFF-01``), a title, the suite it belongs to, the connector kinds it applies
+to and the environment it needs (``kafka``; ``spark`` for the distributed checks). It passes by
+returning; it fails by raising :class:`CheckFailed` with what was expected and what happened,
+and it is skipped by raising :class:`CheckSkipped` with a reason.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from harness.certify._context import CheckContext
+
+__all__ = [
+    "KINDS",
+    "SUITES",
+    "Check",
+    "CheckFailed",
+    "CheckResult",
+    "CheckSkipped",
+    "Kind",
+    "Metric",
+    "Outcome",
+    "Series",
+    "all_checks",
+    "check",
+]
+
+Kind = Literal["source", "sink"]
+KINDS: tuple[Kind, ...] = ("source", "sink")
+
+#: The suites, in report order, with what each proves.
+SUITES: dict[str, str] = {
+    "CFG": "Configuration: definition, documentation, validation, task configs, secrets",
+    "SCH": "Schemas: valid records, converter round trips, schemaless data, schema migration",
+    "OFF": "Offsets: resume after stop and crash, committed offsets, the offsets REST API",
+    "RST": "Restart: REST restarts, failed-task recovery, pause and resume, clean stop",
+    "RBL": "Rebalance: tasks.max changes, dynamic reconfiguration, sink partition rebalance",
+    "ERR": "Errors: retriable and fatal errors, errors.tolerance and the dead letter queue",
+    "DOC": "Documentation: generated config reference, README sections, license",
+    "PKG": "Packaging: the wheel builds, declares its plugins and does not bundle the kit",
+    "PRF": "Performance: throughput and latency on the broker (reported)",
+}
+
+_ID = re.compile(r"^(?P<suite>[A-Z]{3})-\d{2}$")
+
+
+class Outcome(str, enum.Enum):
+    """How a check ended."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # the check itself (or the driver) could not run
+    SKIPPED = "skipped"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class CheckFailed(Exception):
+    """The connector does not do what the check expects.
+
+    Args:
+        expected: what a correct connector does, in one sentence.
+        actual: what happened instead, with figures (counts, ids, states).
+        details: more evidence for the report (a trace, a list of ids), or None.
+    """
+
+    def __init__(self, expected: str, actual: str, details: str | None = None) -> None:
+        super().__init__(f"expected {expected}; but {actual}")
+        self.expected = expected
+        self.actual = actual
+        self.details = details
+
+
+class CheckSkipped(Exception):
+    """The check does not apply here; ``reason`` says why (always given)."""
+
+    def __init__(self, reason: str) -> None:
+        if not reason:
+            raise ValueError("a skipped check needs a reason")
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Check:
+    """A registered check.
+
+    Attributes:
+        id: the stable id, ``SUITE-NN``.
+        title: what a passing connector does, in a few words.
+        kinds: the connector kinds it applies to.
+        needs: what the environment must provide (``kafka``, ``spark``...).
+        required: whether certification needs it to pass (optional checks only report).
+        run: the check function.
+        description: a longer explanation for the report (the function's docstring).
+    """
+
+    id: str
+    title: str
+    kinds: frozenset[Kind]
+    needs: frozenset[str]
+    required: bool
+    run: Callable[[CheckContext], None]
+    description: str = ""
+
+    @property
+    def suite(self) -> str:
+        """The suite the check belongs to (the id's prefix)."""
+        return self.id.split("-", 1)[0]
+
+    def matches(self, selector: str) -> bool:
+        """Whether ``selector`` (an id, or a suite name such as ``OFF``) selects this check."""
+        selector = selector.strip().upper()
+        return selector in (self.id, self.suite)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured figure reported by a check (PRF), with an optional threshold."""
+
+    name: str
+    value: float
+    unit: str
+    threshold: float | None = None
+    higher_is_better: bool = True
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the threshold is met; None without a threshold."""
+        if self.threshold is None:
+            return None
+        if self.higher_is_better:
+            return self.value >= self.threshold
+        return self.value <= self.threshold
+
+
+@dataclass(frozen=True)
+class Series:
+    """Points for a plot in the report (e.g. records delivered over time)."""
+
+    name: str
+    x_label: str
+    y_label: str
+    points: tuple[tuple[float, float], ...]
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one check against one driver."""
+
+    check: Check
+    subject: str  # the driver's name (e.g. ``SqliteSourceDriver``)
+    kind: Kind
+    outcome: Outcome
+    message: str = ""
+    expected: str | None = None
+    actual: str | None = None
+    details: str | None = None
+    duration_s: float = 0.0
+    metrics: list[Metric] = field(default_factory=list)
+    series: list[Series] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        """The check's id."""
+        return self.check.id
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON-ready data (the summary's ``checks`` entries)."""
+        return {
+            "id": self.check.id,
+            "suite": self.check.suite,
+            "title": self.check.title,
+            "subject": self.subject,
+            "kind": self.kind,
+            "required": self.check.required,
+            "outcome": str(self.outcome),
+            "message": self.message,
+            "expected": self.expected,
+            "actual": self.actual,
+            "details": self.details,
+            "duration_s": round(self.duration_s, 3),
+            "metrics": [
+                {
+                    "name": m.name,
+                    "value": m.value,
+                    "unit": m.unit,
+                    "threshold": m.threshold,
+                    "met": m.met,
+                }
+                for m in self.metrics
+            ],
+        }
+
+
+_REGISTRY: dict[str, Check] = {}
+
+
+def check(
+    id: str,
+    title: str,
+    *,
+    kinds: Iterable[Kind] = KINDS,
+    needs: Iterable[str] = ("kafka",),
+    required: bool = True,
+) -> Callable[[Callable[[CheckContext], None]], Callable[[CheckContext], None]]:
+    """Register the decorated function as check ``id``.
+
+    Raises:
+        ValueError: the id is malformed, names an unknown suite, or is taken.
+    """
+    match = _ID.match(id)
+    if match is None or match["suite"] not in SUITES:
+        raise ValueError(f"check id {id!r} is not SUITE-NN with a suite in {sorted(SUITES)}")
+
+    def register(fn: Callable[[CheckContext], None]) -> Callable[[CheckContext], None]:
+        if id in _REGISTRY and _REGISTRY[id].run is not fn:
+            raise ValueError(f"check id {id} is registered twice")
+        doc = " ".join((fn.__doc__ or "").split())
+        _REGISTRY[id] = Check(
+            id, title, frozenset(kinds), frozenset(needs), required, fn, description=doc
+        )
+        return fn
+
+    return register
+
+
+def all_checks() -> list[Check]:
+    """Every registered check, by suite (report order) then id."""
+    import harness.certify.suites  # noqa: F401 - registers the suites' checks
+
+    order = {suite: n for n, suite in enumerate(SUITES)}
+    return sorted(_REGISTRY.values(), key=lambda c: (order[c.suite], c.id))

@@ -1,0 +1,700 @@
+"""What a check works with: its driver, Kafka, workers, records, waits and reports.
+
+One :class:`CheckContext` is made for each check run against one driver. It owns a fresh working
+directory and everything it starts (drivers, embedded workers, ``cdk standalone`` processes), and
+stops all of it when the check ends, whatever the outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
+
+from cdk.api import Connector
+from cdk.converters import JsonConverter
+from cdk.data import Schema, SchemaAndValue
+from cdk.errors import ConnectException
+from cdk.kafka import (
+    consumer_config,
+    create_topics,
+    free_port,
+    list_topics,
+    new_consumer,
+    new_producer,
+    producer_config,
+)
+from cdk.runtime import EmbeddedWorker
+from harness._driver import ConnectorDriver, SinkDriver, SourceDriver
+from harness.certify._checks import Check, CheckFailed, CheckSkipped, Kind, Metric, Series
+from harness.certify._project import Project
+from harness.certify._rest import RestClient
+
+__all__ = ["CheckContext", "DecodedRecord", "ProcessWorker", "WorkerHandle"]
+
+T = TypeVar("T")
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+#: Consumer settings that make Tansu finish a group join in about 3 s.
+FAST_GROUP = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "500"}
+
+_log = logging.getLogger("harness.certify")
+
+
+@dataclass(frozen=True)
+class DecodedRecord:
+    """A record read back from Kafka, decoded with a JsonConverter (schemas on)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key_schema: Schema | None
+    key: Any
+    value_schema: Schema | None
+    value: Any
+    headers: tuple[tuple[str, bytes | None], ...]
+    raw_key: bytes | None
+    raw_value: bytes | None
+
+
+@dataclass
+class CheckContext:
+    """Everything one check run needs. Made by the runner; checks only use it.
+
+    Attributes:
+        check: the check being run.
+        project: the connector project.
+        driver_class: the driver this run is for.
+        bootstrap_servers: the Kafka cluster of the run.
+        kafka_kind: ``embedded``, ``testcontainers`` or ``external``.
+        environment: what the run provides (``kafka``, ...).
+        workdir: a fresh directory for this check.
+    """
+
+    check: Check
+    project: Project
+    driver_class: type[ConnectorDriver]
+    bootstrap_servers: str
+    kafka_kind: str
+    environment: frozenset[str]
+    workdir: Path
+    metrics: list[Metric] = field(default_factory=list)
+    series: list[Series] = field(default_factory=list)
+    secrets: set[str] = field(default_factory=set)
+    log_lines: list[str] = field(default_factory=list)
+    _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _names: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def kind(self) -> Kind:
+        """``source`` or ``sink``."""
+        return "source" if issubclass(self.driver_class, SourceDriver) else "sink"
+
+    @property
+    def connector_class(self) -> type[Connector]:
+        """The connector class the driver names (imported on first use)."""
+        target = self.driver_class.connector
+        if isinstance(target, type):
+            return target
+        from cdk.runtime import Plugins
+
+        return Plugins().connector_class(target)
+
+    @property
+    def connector_class_name(self) -> str:
+        """The connector's class path (``package.module.Class``), usable in any config."""
+        cls = self.connector_class
+        return f"{cls.__module__}.{cls.__qualname__}"
+
+    def close(self) -> None:
+        """Stop and remove everything this context started."""
+        self._stack.close()
+
+    # ------------------------------------------------------------------ names and ids
+    def unique(self, prefix: str) -> str:
+        """A name no other check uses (topics, connectors, groups)."""
+        return f"{prefix}-{self.check.id.lower()}-{uuid.uuid4().hex[:8]}"
+
+    def topic(self) -> str:
+        """A fresh topic name (prefix) for this check."""
+        return self.unique("certify")
+
+    def ids(self, count: int) -> list[int]:
+        """``count`` fresh record ids, increasing across calls."""
+        return [next(self._ids) for _ in range(count)]
+
+    # ------------------------------------------------------------------ the external system
+    @contextlib.contextmanager
+    def driver(self) -> Iterator[Any]:
+        """A driver instance with its external system set up in a fresh directory.
+
+        Typed ``Any`` so checks can call the source or sink methods; use :attr:`kind`.
+        """
+        directory = self.workdir / f"driver-{next(self._names)}"
+        directory.mkdir(parents=True)
+        instance = self.driver_class(directory)
+        instance.setup()
+        try:
+            yield instance
+        finally:
+            try:
+                instance.teardown()
+            except Exception:  # noqa: BLE001 - a teardown failure must not hide the result
+                _log.exception("Driver %s failed to tear down", self.driver_class.__name__)
+
+    def require(self, capability: str) -> None:
+        """Skip the check unless the driver implements the optional method ``capability``.
+
+        Raises:
+            CheckSkipped: the driver keeps the base class's (not implemented) method.
+        """
+        base = SourceDriver if self.kind == "source" else SinkDriver
+        mine = getattr(self.driver_class, capability, None)
+        theirs = getattr(base, capability, None)
+        if mine is None or mine is theirs:
+            raise CheckSkipped(
+                f"the driver {self.driver_class.__name__} does not implement the optional "
+                f"{capability}() (see the driver contract)"
+            )
+
+    def connector_config(
+        self, driver: SourceDriver | SinkDriver, topic: str, *, tasks_max: int = 1, **overrides: str
+    ) -> dict[str, str]:
+        """The full connector config: the driver's example config plus class and tasks.max.
+
+        ``overrides`` use ``_`` for ``.`` in keys (``errors_tolerance="all"``); values are
+        strings.
+        """
+        config = {
+            "connector.class": self.connector_class_name,
+            "tasks.max": str(tasks_max),
+        }
+        config.update(driver.example_config(topic))
+        if self.kind == "sink" and "topics" not in config and "topics.regex" not in config:
+            config["topics"] = topic
+        config.update({key.replace("_", "."): str(value) for key, value in overrides.items()})
+        return config
+
+    # ------------------------------------------------------------------ Kafka
+    def create_topic(self, name: str, partitions: int = 1) -> str:
+        """Create ``name`` with ``partitions`` partitions; return it."""
+        create_topics(self.bootstrap_servers, [name], partitions=partitions)
+        return name
+
+    def read_records(
+        self,
+        prefix: str,
+        *,
+        min_records: int | None = None,
+        timeout: float = 30.0,
+        idle: float = 1.5,
+    ) -> list[DecodedRecord]:
+        """Read every topic whose name starts with ``prefix`` from the beginning (no group).
+
+        Stops once ``min_records`` are read, or (without it, or at the deadline) once nothing
+        new arrived for ``idle`` seconds. Never raises for too few records: the check compares.
+        """
+        deadline = time.monotonic() + timeout
+        consumer = new_consumer(
+            consumer_config(
+                self.bootstrap_servers,
+                overrides={"fetch.wait.max.ms": 50, "enable.partition.eof": True},
+            )
+        )
+        raw: list[Any] = []
+        assigned: set[str] = set()
+        last_new = time.monotonic()
+        next_listing = 0.0
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= next_listing:
+                    next_listing = now + 1.0
+                    new = {
+                        t for t in list_topics(self.bootstrap_servers) if t.startswith(prefix)
+                    } - assigned
+                    if new:
+                        assigned |= new
+                        partitions = self._partitions(consumer, sorted(new))
+                        consumer.incremental_assign(partitions)
+                        last_new = now
+                if min_records is not None and len(raw) >= min_records:
+                    break
+                if (min_records is None or now >= deadline) and now - last_new >= idle:
+                    break
+                if now >= deadline + idle:
+                    break
+                for msg in consumer.consume(500, timeout=0.1):
+                    error = msg.error()
+                    if error is not None:
+                        if error.code() != KafkaError._PARTITION_EOF:
+                            _log.warning("Reading %s: %s", msg.topic(), error)
+                        continue
+                    raw.append(msg)
+                    last_new = time.monotonic()
+        finally:
+            consumer.close()
+        records = [self._decode(msg) for msg in raw]
+        records.sort(key=lambda r: (r.topic, r.partition, r.offset))
+        return records
+
+    def _partitions(self, consumer: Any, topics: Sequence[str]) -> list[TopicPartition]:
+        out: list[TopicPartition] = []
+        for topic in topics:
+            meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+            count = len(meta.partitions) if meta is not None and meta.partitions else 1
+            out.extend(TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(count))
+        return out
+
+    def _decode(self, msg: Any) -> DecodedRecord:
+        topic = msg.topic()
+        key = _json_converter(is_key=True).to_connect_data(topic, msg.key())
+        value = _json_converter(is_key=False).to_connect_data(topic, msg.value())
+        return DecodedRecord(
+            topic=topic,
+            partition=msg.partition() or 0,
+            offset=msg.offset() or 0,
+            key_schema=key.schema,
+            key=key.value,
+            value_schema=value.schema,
+            value=value.value,
+            headers=tuple(
+                (str(k), v.encode() if isinstance(v, str) else v) for k, v in msg.headers() or ()
+            ),
+            raw_key=msg.key(),
+            raw_value=msg.value(),
+        )
+
+    def source_ids(self, driver: SourceDriver, records: Iterable[DecodedRecord]) -> list[Hashable]:
+        """The ids of records a source emitted (by the driver's ``record_id``).
+
+        Raises:
+            CheckFailed: the driver cannot find an id in a record (it says which).
+        """
+        out: list[Hashable] = []
+        for record in records:
+            try:
+                out.append(driver.record_id(record.key, record.value))
+            except Exception as exc:  # noqa: BLE001 - any driver error is reported as such
+                raise CheckFailed(
+                    "every emitted record to carry the id the driver wrote",
+                    f"the driver cannot find an id in {record.topic}[{record.partition}]"
+                    f"@{record.offset}: {exc}",
+                ) from None
+        return out
+
+    def produce(
+        self,
+        topic: str,
+        records: Iterable[tuple[SchemaAndValue, SchemaAndValue]],
+        *,
+        converter: str = JSON_CONVERTER,
+        converter_config: Mapping[str, str] | None = None,
+        partition: int | None = None,
+    ) -> list[tuple[int, int]]:
+        """Produce (key, value) Connect data encoded by ``converter``; wait for every ack.
+
+        Returns the (partition, offset) of each record, in order.
+        """
+        from cdk.runtime import Plugins
+
+        plugins = Plugins()
+        settings = {"schemas.enable": "true", **(converter_config or {})}
+        key_conv: Any = plugins.load(converter)()
+        key_conv.configure(settings, True)
+        value_conv: Any = plugins.load(converter)()
+        value_conv.configure(settings, False)
+        producer = new_producer(producer_config(self.bootstrap_servers, {"linger.ms": 5}))
+        results: list[tuple[int, int] | None] = []
+        errors: list[str] = []
+
+        def deliver(index: int) -> Callable[[Any, Any], None]:
+            def on_delivery(err: Any, msg: Any) -> None:
+                if err is not None:
+                    errors.append(str(err))
+                else:
+                    results[index] = (msg.partition(), msg.offset())
+
+            return on_delivery
+
+        extra: dict[str, Any] = {} if partition is None else {"partition": partition}
+        for index, (key, value) in enumerate(records):
+            results.append(None)
+            key_bytes = key_conv.from_connect_data(topic, key.schema, key.value)
+            value_bytes = value_conv.from_connect_data(topic, value.schema, value.value)
+            while True:
+                try:
+                    producer.produce(
+                        topic, key=key_bytes, value=value_bytes, on_delivery=deliver(index), **extra
+                    )
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+            producer.poll(0)
+        remaining = producer.flush(60)
+        if remaining or errors or any(r is None for r in results):
+            raise ConnectException(
+                f"the harness could not produce to {topic}: {remaining} unacknowledged, "
+                f"errors {errors[:3]}"
+            )
+        return [r for r in results if r is not None]
+
+    def sink_records(
+        self, driver: SinkDriver, ids: Iterable[int], value_schema: Schema | None = None
+    ) -> list[tuple[SchemaAndValue, SchemaAndValue]]:
+        """The (key, value) Connect data of records ``ids`` as the sink driver shapes them."""
+        schema = value_schema if value_schema is not None else driver.value_schema()
+        key_schema = driver.key_schema()
+        return [
+            (
+                SchemaAndValue(key_schema, driver.key(i)),
+                SchemaAndValue(schema, driver.value(i, schema)),
+            )
+            for i in ids
+        ]
+
+    def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
+        """The offsets consumer group ``group`` committed on ``topic``, by partition."""
+        consumer = new_consumer(
+            consumer_config(self.bootstrap_servers, overrides={"group.id": group})
+        )
+        try:
+            meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+            count = len(meta.partitions) if meta is not None and meta.partitions else 1
+            committed = consumer.committed(
+                [TopicPartition(topic, p) for p in range(count)], timeout=10
+            )
+        finally:
+            consumer.close()
+        return {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
+
+    # ------------------------------------------------------------------ workers
+    def worker_properties(self, **overrides: str) -> dict[str, str]:
+        """Worker properties for checks: JSON converters, an offsets file, fast commits."""
+        props = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "key.converter": JSON_CONVERTER,
+            "value.converter": JSON_CONVERTER,
+            "offset.storage.file.filename": str(self.workdir / f"offsets-{uuid.uuid4().hex}.json"),
+            "offset.flush.interval.ms": "500",
+            "listeners": "http://127.0.0.1:0",
+            "task.shutdown.graceful.timeout.ms": "10000",
+            **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
+        }
+        props.update(overrides)
+        return props
+
+    @contextlib.contextmanager
+    def worker(self, props: Mapping[str, str] | None = None) -> Iterator[WorkerHandle]:
+        """An embedded worker with its REST API (stopped when the block ends)."""
+        worker = EmbeddedWorker(
+            dict(props) if props is not None else self.worker_properties(),
+            rest=True,
+            extra_plugins=[self.connector_class],
+        )
+        worker.start()
+        try:
+            assert worker.rest_url is not None
+            yield WorkerHandle(worker, RestClient(worker.rest_url), self)
+        finally:
+            worker.stop()
+
+    @contextlib.contextmanager
+    def standalone(
+        self, connectors: Mapping[str, Mapping[str, str]], props: Mapping[str, str] | None = None
+    ) -> Iterator[ProcessWorker]:
+        """``cdk standalone`` as a subprocess running ``connectors`` (name → config).
+
+        Killed (SIGKILL) if it is still running when the block ends.
+        """
+        port = free_port()
+        worker_props = dict(props) if props is not None else self.worker_properties()
+        worker_props["listeners"] = f"http://127.0.0.1:{port}"
+        number = next(self._names)
+        props_file = self.workdir / f"worker-{number}.properties"
+        props_file.write_text(
+            "".join(f"{k}={_escape(v)}\n" for k, v in worker_props.items()), encoding="utf-8"
+        )
+        files = []
+        for name, config in connectors.items():
+            path = self.workdir / f"connector-{number}-{name}.json"
+            path.write_text(json.dumps({"name": name, "config": dict(config)}), encoding="utf-8")
+            files.append(str(path))
+        log_file = self.workdir / f"standalone-{number}.log"
+        env = dict(os.environ)
+        roots = [str(p) for p in self.project.import_roots] + [
+            p for p in sys.path if p and Path(p).is_dir()
+        ]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(roots))
+        command = [
+            sys.executable,
+            "-c",
+            "import sys; from cdk.cli import main; main(sys.argv[1:])",
+            "standalone",
+            str(props_file),
+            *files,
+        ]
+        with log_file.open("wb") as out:
+            proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env
+            )
+        handle = ProcessWorker(proc, RestClient(f"http://127.0.0.1:{port}"), log_file, self)
+        try:
+            handle.wait_ready()
+            yield handle
+        finally:
+            handle.stop()
+
+    # ------------------------------------------------------------------ waiting and comparing
+    def wait_for(
+        self,
+        predicate: Callable[[], T | None],
+        timeout: float,
+        *,
+        expected: str,
+        actual: Callable[[], str],
+        interval: float = 0.1,
+    ) -> T:
+        """Poll ``predicate`` until truthy; at the deadline fail with ``expected``/``actual()``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            result = predicate()
+            if result:
+                return result
+            if time.monotonic() >= deadline:
+                raise CheckFailed(expected, f"after {timeout:g}s {actual()}")
+            time.sleep(interval)
+
+    def compare_ids(
+        self,
+        expected: Iterable[Hashable],
+        actual: Iterable[Hashable],
+        *,
+        what: str,
+        allow_duplicates: bool = False,
+        max_duplicates: int | None = None,
+    ) -> int:
+        """Compare delivered ids with the expected ones; return the number of duplicates.
+
+        Fails on a missing id, an unexpected id, or a duplicate (unless ``allow_duplicates``,
+        up to ``max_duplicates``).
+        """
+        want = Counter(expected)
+        got = Counter(actual)
+        missing = sorted((want - got).keys(), key=repr)
+        unexpected = sorted(set(got) - set(want), key=repr)
+        duplicates = {k: n - 1 for k, n in got.items() if n > 1 and k in want}
+        dup_count = sum(duplicates.values())
+        problems = []
+        if missing:
+            problems.append(f"{len(missing)} missing (ids {_sample(missing)})")
+        if unexpected:
+            problems.append(f"{len(unexpected)} unexpected (ids {_sample(unexpected)})")
+        too_many = max_duplicates is not None and dup_count > max_duplicates
+        if dup_count and (not allow_duplicates or too_many):
+            bound = f", more than the bound of {max_duplicates}" if too_many else ""
+            problems.append(f"{dup_count} duplicates{bound} (ids {_sample(sorted(duplicates))})")
+        if problems:
+            raise CheckFailed(
+                f"{what}: each of the {len(want)} records exactly "
+                + ("once or more" if allow_duplicates else "once"),
+                f"got {sum(got.values())} records: " + "; ".join(problems),
+            )
+        return dup_count
+
+    # ------------------------------------------------------------------ reporting
+    def metric(
+        self,
+        name: str,
+        value: float,
+        unit: str,
+        *,
+        higher_is_better: bool = True,
+    ) -> Metric:
+        """Report a measured figure; its threshold comes from the project's settings."""
+        found = Metric(name, value, unit, self.project.thresholds.get(name), higher_is_better)
+        self.metrics.append(found)
+        return found
+
+    def plot(
+        self, name: str, x_label: str, y_label: str, points: Iterable[tuple[float, float]]
+    ) -> None:
+        """Add a series of points, drawn as a plot in the HTML report."""
+        self.series.append(Series(name, x_label, y_label, tuple(points)))
+
+    def secret(self, value: str) -> str:
+        """Register a secret value: it is redacted from the report, and leak checks look for it."""
+        if value:
+            self.secrets.add(value)
+        return value
+
+
+@dataclass
+class WorkerHandle:
+    """An embedded worker under test, driven through its REST API like an operator would."""
+
+    embedded: EmbeddedWorker
+    rest: RestClient
+    ctx: CheckContext
+
+    def create(self, name: str, config: Mapping[str, str]) -> None:
+        """Create connector ``name`` through ``POST /connectors``.
+
+        Raises:
+            CheckFailed: the API refused it (the response says why).
+        """
+        answer = self.rest.post("/connectors", {"name": name, "config": dict(config)})
+        if answer.status != 201:
+            raise CheckFailed(
+                "the example config to be accepted by POST /connectors",
+                f"the worker answered {answer.status}: {answer.text[:500]}",
+            )
+
+    def status(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{name}/status`` (an empty dict when it is not there)."""
+        answer = self.rest.get(f"/connectors/{name}/status")
+        return dict(answer.json) if answer.status == 200 and answer.json else {}
+
+    def wait_state(
+        self, name: str, state: str, *, tasks: int | None = None, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """Wait until the connector and all its tasks are ``state``.
+
+        With ``tasks``, there must be exactly that many tasks. Fails the check with the last
+        status at the deadline.
+        """
+
+        def reached() -> dict[str, Any] | None:
+            status = self.status(name)
+            if not status or status["connector"]["state"] != state:
+                return None
+            states = [t["state"] for t in status.get("tasks", [])]
+            if any(s != state for s in states) or (tasks is not None and len(states) != tasks):
+                return None
+            return status
+
+        return self.ctx.wait_for(
+            reached,
+            timeout,
+            expected=f"connector {name} and {tasks if tasks is not None else 'all'} tasks "
+            f"to be {state}",
+            actual=lambda: f"the status is {_brief_status(self.status(name))}",
+        )
+
+    def wait_task_state(
+        self, name: str, task: int, state: str, *, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """Wait until task ``task`` of ``name`` is ``state``; return that task's status."""
+
+        def reached() -> dict[str, Any] | None:
+            for t in self.status(name).get("tasks", []):
+                if t["id"] == task and t["state"] == state:
+                    return dict(t)
+            return None
+
+        return self.ctx.wait_for(
+            reached,
+            timeout,
+            expected=f"task {task} of {name} to be {state}",
+            actual=lambda: f"the status is {_brief_status(self.status(name))}",
+        )
+
+
+@dataclass
+class ProcessWorker:
+    """A ``cdk standalone`` subprocess (for crash checks)."""
+
+    proc: subprocess.Popen[bytes]
+    rest: RestClient
+    log_file: Path
+    ctx: CheckContext
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Wait until the REST API answers; fail with the log tail if the process died."""
+
+        def ready() -> bool:
+            if self.proc.poll() is not None:
+                raise CheckFailed(
+                    "cdk standalone to start with the connector",
+                    f"it exited with code {self.proc.returncode}: {self.log_tail()}",
+                )
+            try:
+                return self.rest.get("/").status == 200
+            except OSError:
+                return False
+
+        self.ctx.wait_for(
+            ready,
+            timeout,
+            expected="cdk standalone to serve its REST API",
+            actual=lambda: f"it does not answer; log: {self.log_tail()}",
+            interval=0.2,
+        )
+
+    def kill(self) -> None:
+        """``kill -9`` the worker and wait for it to be gone."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(30)
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """SIGTERM (a clean stop with a final commit); SIGKILL after ``timeout`` seconds."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.proc.returncode
+
+    def log_text(self) -> str:
+        """Everything the process wrote so far."""
+        try:
+            return self.log_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines of its output."""
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _json_converter(*, is_key: bool) -> JsonConverter:
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, is_key)
+    return converter
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _sample(items: Sequence[Any], limit: int = 10) -> str:
+    shown = ", ".join(repr(i) for i in items[:limit])
+    return shown + (f", … ({len(items) - limit} more)" if len(items) > limit else "")
+
+
+def _brief_status(status: Mapping[str, Any]) -> str:
+    if not status:
+        return "not found"
+    tasks = ", ".join(f"task {t['id']} {t['state']}" for t in status.get("tasks", []))
+    return f"connector {status['connector']['state']}" + (f"; {tasks}" if tasks else "; no tasks")

@@ -1,0 +1,357 @@
+"""Running the suites: selection, environment, one context per check, results, redaction.
+
+:func:`certify` is what ``cdk certify`` and the pytest plugin call. It starts the Kafka cluster
+the run asks for, runs every selected check against every driver of the project, and returns a
+:class:`CertificationRun` that the report writers turn into the bundle.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import platform
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from harness._driver import ConnectorDriver, SourceDriver
+from harness.certify._checks import (
+    Check,
+    CheckFailed,
+    CheckResult,
+    CheckSkipped,
+    Kind,
+    Outcome,
+    all_checks,
+)
+from harness.certify._context import CheckContext
+from harness.certify._project import Project
+
+__all__ = ["CertificationRun", "ProgressListener", "certify", "plan", "redact"]
+
+_log = logging.getLogger("harness.certify")
+HIDDEN = "[hidden]"
+
+
+class ProgressListener(Protocol):
+    """Receives live progress (the CLI prints it; the pytest plugin ignores it)."""
+
+    def started(self, run: CertificationRun, planned: int) -> None:
+        """The run starts ``planned`` checks."""
+
+    def check_started(self, check: Check, subject: str) -> None:
+        """A check starts."""
+
+    def check_finished(self, result: CheckResult) -> None:
+        """A check ended."""
+
+    def finished(self, run: CertificationRun) -> None:
+        """Every check ended."""
+
+
+@dataclass
+class CertificationRun:
+    """The results of one certification run and what the report shows besides them."""
+
+    project: Project
+    kafka: str
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    results: list[CheckResult] = field(default_factory=list)
+    environment: dict[str, str] = field(default_factory=dict)
+    config_docs: dict[str, dict[str, str]] = field(default_factory=dict)
+    started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    finished_at: dt.datetime | None = None
+    secrets: set[str] = field(default_factory=set)
+
+    def count(self, outcome: Outcome) -> int:
+        """How many results ended with ``outcome``."""
+        return sum(1 for r in self.results if r.outcome is outcome)
+
+    @property
+    def passed(self) -> bool:
+        """No required check failed or errored (what the exit code says)."""
+        return not any(
+            r.outcome in (Outcome.FAILED, Outcome.ERROR) and r.check.required for r in self.results
+        )
+
+    @property
+    def complete(self) -> bool:
+        """Every check ran: none was left out by ``--only``/``--skip`` or the project's skips.
+
+        Skips the checks decide themselves (a capability the driver does not offer, a PASSWORD
+        key the connector does not have) do not make a run incomplete.
+        """
+        return (
+            not self.only
+            and not self.skip
+            and not any(
+                r.outcome is Outcome.SKIPPED and r.message.startswith(_USER_SKIP)
+                for r in self.results
+            )
+        )
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every required check passed, 1 otherwise."""
+        return 0 if self.passed else 1
+
+    @property
+    def duration_s(self) -> float:
+        """Wall time of the run so far."""
+        end = self.finished_at or dt.datetime.now(dt.timezone.utc)
+        return (end - self.started_at).total_seconds()
+
+
+_USER_SKIP = "skipped by request"
+
+
+def plan(
+    project: Project, only: Sequence[str] = (), skip: Sequence[str] = ()
+) -> list[tuple[Check, type[ConnectorDriver], str | None]]:
+    """The (check, driver, skip reason or None) triples a run will go through, in order.
+
+    Raises:
+        ValueError: a selector in ``only``/``skip`` matches no check (it names it).
+    """
+    checks = all_checks()
+    for selector in [*only, *skip]:
+        if not any(c.matches(selector) for c in checks):
+            known = sorted({c.suite for c in checks})
+            raise ValueError(
+                f"{selector!r} is neither a check id (like OFF-01) nor a suite ({', '.join(known)})"
+            )
+    out: list[tuple[Check, type[ConnectorDriver], str | None]] = []
+    for driver in project.drivers:
+        kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
+        for c in checks:
+            if kind not in c.kinds:
+                continue
+            if only and not any(c.matches(s) for s in only):
+                continue
+            reason = None
+            if any(c.matches(s) for s in skip):
+                reason = f"{_USER_SKIP} on the command line (--skip)"
+            for selector, why in project.skip.items():
+                if c.matches(selector):
+                    reason = f"{_USER_SKIP} in [tool.cdk.certify] skip: {why}"
+            out.append((c, driver, reason))
+    return out
+
+
+def certify(
+    project: Project | str | Path,
+    *,
+    kafka: str = "embedded",
+    only: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    listener: ProgressListener | None = None,
+    workdir: Path | None = None,
+    environment: Iterable[str] = ("kafka",),
+) -> CertificationRun:
+    """Run the certification suites against ``project`` and return the run.
+
+    A failing connector does not raise: its failures are results.
+
+    Args:
+        project: a loaded project, or its directory.
+        kafka: ``embedded``, ``testcontainers``, or bootstrap servers.
+        only: check ids or suites to run (all when empty).
+        skip: check ids or suites to skip.
+        listener: progress callbacks.
+        workdir: where checks keep their files (a temporary directory, removed, by default).
+        environment: what this run provides besides Kafka (checks needing more are skipped).
+    """
+    from harness.kafka import kafka_provider
+
+    loaded = project if isinstance(project, Project) else Project.load(project)
+    planned = plan(loaded, only, skip)
+    run = CertificationRun(loaded, kafka=kafka, only=tuple(only), skip=tuple(skip))
+    own_dir = workdir is None
+    base = Path(tempfile.mkdtemp(prefix="cdk-certify-")) if workdir is None else workdir
+    base.mkdir(parents=True, exist_ok=True)
+    provided = frozenset(environment)
+    root = logging.getLogger()
+    old_level = root.level
+    if root.level > logging.INFO or root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+    provider = kafka_provider(kafka)
+    try:
+        if listener is not None:
+            listener.started(run, len(planned))
+        needs_kafka = any(reason is None and "kafka" in c.needs for c, _, reason in planned)
+        bootstrap = ""
+        if needs_kafka:
+            provider.start()
+            bootstrap = provider.bootstrap_servers
+        run.environment = _environment(loaded, kafka, provider)
+        run.config_docs = _config_docs(loaded)
+        for index, (c, driver, reason) in enumerate(planned, start=1):
+            if listener is not None:
+                listener.check_started(c, driver.__name__)
+            result = _run_one(
+                c, driver, reason, loaded, bootstrap, kafka, provided, base / f"{index:03d}", run
+            )
+            run.results.append(result)
+            if listener is not None:
+                listener.check_finished(result)
+    finally:
+        try:
+            provider.stop()
+        finally:
+            root.setLevel(old_level)
+            if own_dir:
+                shutil.rmtree(base, ignore_errors=True)
+    run.finished_at = dt.datetime.now(dt.timezone.utc)
+    if listener is not None:
+        listener.finished(run)
+    return run
+
+
+def _run_one(
+    c: Check,
+    driver: type[ConnectorDriver],
+    reason: str | None,
+    project: Project,
+    bootstrap: str,
+    kafka: str,
+    provided: frozenset[str],
+    workdir: Path,
+    run: CertificationRun,
+) -> CheckResult:
+    kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
+    result = CheckResult(c, driver.__name__, kind, Outcome.SKIPPED)
+    missing = sorted(c.needs - provided)
+    if reason is not None:
+        result.message = reason
+        return result
+    if missing:
+        result.message = (
+            f"needs {', '.join(missing)}, which this run does not provide "
+            f"(it provides {', '.join(sorted(provided))})"
+        )
+        return result
+    workdir.mkdir(parents=True, exist_ok=True)
+    ctx = CheckContext(
+        check=c,
+        project=project,
+        driver_class=driver,
+        bootstrap_servers=bootstrap,
+        kafka_kind=_kafka_kind(kafka),
+        environment=provided,
+        workdir=workdir,
+    )
+    handler = _ListHandler(ctx.log_lines)
+    logging.getLogger().addHandler(handler)
+    start = time.monotonic()
+    try:
+        c.run(ctx)
+        result.outcome = Outcome.PASSED
+    except CheckFailed as exc:
+        result.outcome = Outcome.FAILED
+        result.expected, result.actual, result.details = exc.expected, exc.actual, exc.details
+        result.message = str(exc)
+    except CheckSkipped as exc:
+        result.outcome = Outcome.SKIPPED
+        result.message = exc.reason
+    except Exception as exc:  # noqa: BLE001 - a broken check or driver is an ERROR result
+        result.outcome = Outcome.ERROR
+        result.message = f"the check could not run: {type(exc).__name__}: {exc}"
+        result.details = traceback.format_exc()
+    finally:
+        try:
+            ctx.close()
+        finally:
+            logging.getLogger().removeHandler(handler)
+            result.duration_s = time.monotonic() - start
+    result.metrics = ctx.metrics
+    result.series = ctx.series
+    unmet = [m for m in ctx.metrics if m.met is False]
+    if result.outcome is Outcome.PASSED and unmet:
+        result.outcome = Outcome.FAILED
+        result.expected = "; ".join(
+            f"{m.name} {'>=' if m.higher_is_better else '<='} {m.threshold:g} {m.unit}"
+            for m in unmet
+        )
+        result.actual = "; ".join(f"{m.name} measured {m.value:.4g} {m.unit}" for m in unmet)
+        result.message = f"expected {result.expected}; but {result.actual}"
+    run.secrets |= ctx.secrets
+    redact(result, run.secrets)
+    return result
+
+
+def redact(result: CheckResult, secrets: Iterable[str]) -> None:
+    """Replace every secret value in the result's texts with ``[hidden]``."""
+    values = sorted((s for s in secrets if s), key=len, reverse=True)
+    if not values:
+        return
+    for name in ("message", "expected", "actual", "details"):
+        text = getattr(result, name)
+        if text:
+            for value in values:
+                text = text.replace(value, HIDDEN)
+            setattr(result, name, text)
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines = lines
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(self.format(record))
+        except Exception:  # noqa: BLE001 - logging must never break a check
+            self.handleError(record)
+
+
+def _kafka_kind(spec: str) -> str:
+    return spec if spec in ("embedded", "testcontainers") else "external"
+
+
+def _environment(project: Project, kafka: str, provider: object) -> dict[str, str]:
+    import confluent_kafka
+
+    import cdk
+    from cdk.kafka import tansu_version
+
+    env = {
+        "project": f"{project.name} {project.version}",
+        "connect-cdk": cdk.__version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": platform.platform(),
+        "confluent-kafka": confluent_kafka.version()[0],
+        "librdkafka": confluent_kafka.libversion()[0],
+        "kafka": _kafka_kind(kafka),
+    }
+    if _kafka_kind(kafka) != "external":
+        env["broker"] = f"Tansu {tansu_version()}" if kafka == "embedded" else repr(provider)
+    env["executable"] = sys.executable
+    return env
+
+
+def _config_docs(project: Project) -> dict[str, dict[str, str]]:
+    from cdk.runtime import Plugins
+
+    docs: dict[str, dict[str, str]] = {}
+    plugins = Plugins()
+    for driver in project.drivers:
+        target = driver.connector
+        try:
+            cls = target if isinstance(target, type) else plugins.connector_class(target)
+            definition = cls().config()
+            docs[f"{cls.__module__}.{cls.__qualname__}"] = {
+                "rst": definition.to_rst(),
+                "html": definition.to_html(),
+                "markdown": definition.to_markdown(),
+            }
+        except Exception as exc:  # noqa: BLE001 - CFG/DOC checks report it; the report says so
+            docs[str(target)] = {"error": f"{type(exc).__name__}: {exc}"}
+    return docs

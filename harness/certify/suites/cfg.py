@@ -1,0 +1,3 @@
+"""The CFG suite (being written)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The DOC suite (being written)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The ERR suite (being written)."""
+
+from __future__ import annotations

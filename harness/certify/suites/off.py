@@ -1,0 +1,3 @@
+"""The OFF suite (being written)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The PRF suite (being written)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The RBL suite (being written)."""
+
+from __future__ import annotations

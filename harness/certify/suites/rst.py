@@ -1,0 +1,3 @@
+"""The RST suite (being written)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The SCH suite (being written)."""
+
+from __future__ import annotations
