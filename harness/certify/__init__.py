@@ -21,6 +21,7 @@ from harness.certify._checks import (
     check,
 )
 from harness.certify._context import CheckContext, DecodedRecord, ProcessWorker, WorkerHandle
+from harness.certify._probe import SourceProbe, offset_key
 from harness.certify._project import Project
 from harness.certify._rest import RestClient, RestResponse
 from harness.certify._runner import CertificationRun, ProgressListener, certify, plan, redact
@@ -51,5 +52,7 @@ __all__ = [
     "ProcessWorker",
     "RestClient",
     "RestResponse",
+    "SourceProbe",
+    "offset_key",
     "redact",
 ]

@@ -100,6 +100,8 @@ class Check:
         kinds: the connector kinds it applies to.
         needs: what the environment must provide (``kafka``, ``spark``...).
         required: whether certification needs it to pass (optional checks only report).
+        per_project: it checks the project (README, wheel), not a connector: it runs once,
+            with the project's first driver.
         run: the check function.
         description: a longer explanation for the report (the function's docstring).
     """
@@ -111,6 +113,7 @@ class Check:
     required: bool
     run: Callable[[CheckContext], None]
     description: str = ""
+    per_project: bool = False
 
     @property
     def suite(self) -> str:
@@ -212,6 +215,7 @@ def check(
     kinds: Iterable[Kind] = KINDS,
     needs: Iterable[str] = ("kafka",),
     required: bool = True,
+    per_project: bool = False,
 ) -> Callable[[Callable[[CheckContext], None]], Callable[[CheckContext], None]]:
     """Register the decorated function as check ``id``.
 
@@ -227,7 +231,14 @@ def check(
             raise ValueError(f"check id {id} is registered twice")
         doc = " ".join((fn.__doc__ or "").split())
         _REGISTRY[id] = Check(
-            id, title, frozenset(kinds), frozenset(needs), required, fn, description=doc
+            id,
+            title,
+            frozenset(kinds),
+            frozenset(needs),
+            required,
+            fn,
+            description=doc,
+            per_project=per_project,
         )
         return fn
 

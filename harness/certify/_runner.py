@@ -128,10 +128,12 @@ def plan(
                 f"{selector!r} is neither a check id (like OFF-01) nor a suite ({', '.join(known)})"
             )
     out: list[tuple[Check, type[ConnectorDriver], str | None]] = []
-    for driver in project.drivers:
+    for position, driver in enumerate(project.drivers):
         kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
         for c in checks:
-            if kind not in c.kinds:
+            if c.per_project and position > 0:
+                continue
+            if kind not in c.kinds and not c.per_project:
                 continue
             if only and not any(c.matches(s) for s in only):
                 continue
@@ -194,7 +196,7 @@ def certify(
         run.config_docs = _config_docs(loaded)
         for index, (c, driver, reason) in enumerate(planned, start=1):
             if listener is not None:
-                listener.check_started(c, driver.__name__)
+                listener.check_started(c, project_subject(loaded, c, driver))
             result = _run_one(
                 c, driver, reason, loaded, bootstrap, kafka, provided, base / f"{index:03d}", run
             )
@@ -226,7 +228,8 @@ def _run_one(
     run: CertificationRun,
 ) -> CheckResult:
     kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
-    result = CheckResult(c, driver.__name__, kind, Outcome.SKIPPED)
+    subject = project_subject(project, c, driver)
+    result = CheckResult(c, subject, kind, Outcome.SKIPPED)
     missing = sorted(c.needs - provided)
     if reason is not None:
         result.message = reason
@@ -284,6 +287,11 @@ def _run_one(
     run.secrets |= ctx.secrets
     redact(result, run.secrets)
     return result
+
+
+def project_subject(project: Project, c: Check, driver: type[ConnectorDriver]) -> str:
+    """What a check is about: the project for per-project checks, else the driver's name."""
+    return project.name if c.per_project else driver.__name__
 
 
 def redact(result: CheckResult, secrets: Iterable[str]) -> None:

@@ -1,0 +1,190 @@
+"""Running a source connector's tasks directly in this process, without a worker or Kafka.
+
+Some checks need what Kafka does not keep: the exact :class:`~cdk.SourceRecord` objects (their
+schemas, source partitions and offsets), the time ``stop()`` takes, or the threads a task
+leaves behind. :class:`SourceProbe` starts the connector and its tasks as a worker would (same
+call order, an offset reader over a dict) and polls them on the calling thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from cdk.api import (
+    OffsetStorageReader,
+    SourceConnector,
+    SourceConnectorContext,
+    SourceRecord,
+    SourceTask,
+    SourceTaskContext,
+)
+
+__all__ = ["SourceProbe", "offset_key"]
+
+
+def offset_key(partition: Mapping[str, Any]) -> str:
+    """A stable key for a source partition (its JSON with sorted keys)."""
+    return json.dumps(partition, sort_keys=True, default=str)
+
+
+class _Offsets(OffsetStorageReader):
+    def __init__(self, offsets: Mapping[str, Mapping[str, Any]]) -> None:
+        self._offsets = {k: dict(v) for k, v in offsets.items()}
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        found = self._offsets.get(offset_key(partition))
+        return dict(found) if found is not None else None
+
+    def offsets(
+        self, partitions: Iterable[Mapping[str, Any]]
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        return [(dict(p), self.offset(p)) for p in partitions]
+
+
+class _ConnectorContext(SourceConnectorContext):
+    def __init__(self, reader: OffsetStorageReader) -> None:
+        self._reader = reader
+        self.reconfigurations = 0
+        self.errors: list[BaseException] = []
+
+    def request_task_reconfiguration(self) -> None:
+        self.reconfigurations += 1
+
+    def raise_error(self, error: BaseException) -> None:
+        self.errors.append(error)
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+
+class _TaskContext(SourceTaskContext):
+    def __init__(self, configs: dict[str, str], reader: OffsetStorageReader) -> None:
+        self._configs = configs
+        self._reader = reader
+
+    def configs(self) -> dict[str, str]:
+        return self._configs
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+
+class SourceProbe:
+    """A source connector and its tasks, driven on the calling thread.
+
+    Args:
+        connector_class: the connector.
+        config: the connector config (as the worker would pass it).
+        offsets: committed offsets by :func:`offset_key` of the source partition.
+        max_tasks: the ``max_tasks`` given to ``task_configs``.
+
+    Use as a context manager; :meth:`stop` stops the tasks, then the connector, and records how
+    long each ``stop()`` took in :attr:`stop_durations`.
+    """
+
+    def __init__(
+        self,
+        connector_class: type[SourceConnector],
+        config: Mapping[str, str],
+        *,
+        offsets: Mapping[str, Mapping[str, Any]] | None = None,
+        max_tasks: int = 1,
+    ) -> None:
+        self.connector_class = connector_class
+        self.config = dict(config)
+        self.reader = _Offsets(offsets or {})
+        self.max_tasks = max_tasks
+        self.connector: SourceConnector | None = None
+        self.context = _ConnectorContext(self.reader)
+        self.tasks: list[SourceTask] = []
+        self.task_configs: list[dict[str, str]] = []
+        self.stop_durations: dict[str, float] = {}
+
+    def start(self) -> SourceProbe:
+        """Start the connector and its tasks (exceptions from the connector propagate)."""
+        connector = self.connector_class()
+        connector.initialize(self.context)
+        connector.start(dict(self.config))
+        self.connector = connector
+        self.task_configs = [dict(c) for c in connector.task_configs(self.max_tasks)]
+        task_class = connector.task_class()
+        for task_config in self.task_configs:
+            task = task_class()
+            assert isinstance(task, SourceTask)
+            task.initialize(_TaskContext(task_config, self.reader))
+            task.start(dict(task_config))
+            self.tasks.append(task)
+        return self
+
+    def poll(
+        self, *, count: int | None = None, idle: float = 1.5, timeout: float = 30.0
+    ) -> list[SourceRecord]:
+        """Poll every task round-robin and return the records in the order polled.
+
+        Stops at ``count`` records, after ``idle`` seconds without any, or at ``timeout``.
+        Each record is committed (``commit_record``) as a worker would after the ack.
+        """
+        records: list[SourceRecord] = []
+        deadline = time.monotonic() + timeout
+        last_new = time.monotonic()
+        while time.monotonic() < deadline:
+            got_any = False
+            for task in self.tasks:
+                batch = task.poll() or []
+                for record in batch:
+                    task.commit_record(record, None)
+                records.extend(batch)
+                got_any = got_any or bool(batch)
+            now = time.monotonic()
+            if got_any:
+                last_new = now
+            if count is not None and len(records) >= count:
+                break
+            if now - last_new >= idle:
+                break
+        return records
+
+    def stop(self) -> None:
+        """Stop every task, then the connector, and time each call.
+
+        A task's ``stop()`` is called from another thread, as the worker does.
+        """
+        for index, task in enumerate(self.tasks):
+            self.stop_durations[f"task {index}"] = _timed_in_thread(task.stop)
+        self.tasks = []
+        if self.connector is not None:
+            connector, self.connector = self.connector, None
+            start = time.monotonic()
+            connector.stop()
+            self.stop_durations["connector"] = time.monotonic() - start
+
+    def __enter__(self) -> SourceProbe:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _timed_in_thread(fn: Any, timeout: float = 60.0) -> float:
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller
+            errors.append(exc)
+
+    start = time.monotonic()
+    thread = threading.Thread(target=call, name="certify-stop", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    elapsed = time.monotonic() - start
+    if errors:
+        raise errors[0]
+    return elapsed
