@@ -1,0 +1,55 @@
+"""Helpers for the certification tests: projects from driver classes, runs, outcome asserts.
+
+The runs use the session's embedded broker (its bootstrap servers as the ``kafka`` spec), so a
+test pays only for the checks it selects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness import ConnectorDriver
+from harness.certify import CertificationRun, Outcome, Project, certify
+
+
+def project_for(
+    tmp_path: Path, *drivers: type[ConnectorDriver], name: str = "test-project"
+) -> Project:
+    """A project made of ``drivers`` (no pyproject.toml needed)."""
+    root = tmp_path / name
+    root.mkdir(parents=True, exist_ok=True)
+    return Project(path=root, name=name, version="0.0.1", drivers=list(drivers))
+
+
+def run_checks(
+    project: Project, only: Sequence[str], kafka_bootstrap: str, tmp_path: Path
+) -> CertificationRun:
+    """Run the checks ``only`` against ``project`` on the session broker."""
+    return certify(
+        project, kafka=kafka_bootstrap, only=only, workdir=tmp_path / f"run-{'-'.join(only)}"
+    )
+
+
+def describe(run: CertificationRun) -> str:
+    """Every result on one line each (for assertion messages)."""
+    return "\n".join(
+        f"{r.id} [{r.subject}] {r.outcome}: {r.message}"
+        + (f"\n    {r.details[-1500:]}" if r.details and r.outcome is Outcome.ERROR else "")
+        for r in run.results
+    )
+
+
+def assert_outcome(
+    run: CertificationRun, check_id: str, outcome: Outcome, subject: str | None = None
+) -> None:
+    """Assert that check ``check_id`` (for ``subject``, if given) ended with ``outcome``."""
+    matching = [
+        r for r in run.results if r.id == check_id and (subject is None or r.subject == subject)
+    ]
+    assert matching, f"no result for {check_id} ({subject}):\n{describe(run)}"
+    for result in matching:
+        assert result.outcome is outcome, (
+            f"{check_id} [{result.subject}] ended {result.outcome}, expected {outcome}:\n"
+            + describe(run)
+        )
