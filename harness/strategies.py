@@ -24,6 +24,11 @@ What is generated:
   Time/Timestamp at millisecond precision (Timestamp as an aware UTC ``datetime``); Decimal values
   at the schema's scale.
 * :func:`schema_and_value` -- both at once, as a :class:`~cdk.data.SchemaAndValue`.
+* :func:`configs_for` -- configuration maps (``str -> str``, as the REST API passes them) for a
+  :class:`~cdk.config.ConfigDef`: each key missing, set to a value valid for its type (and its
+  validator, where the validator says which values it accepts), or set to an invalid value (not
+  of the type, empty, blank, too long, control characters), plus the odd unknown key. The CFG
+  certification checks fuzz ``Connector.validate`` with it.
 
 The signatures are stable API: add keyword parameters with defaults, never change existing ones.
 """
@@ -32,12 +37,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
+from cdk.config import ConfigDef, ConfigKey, Type, convert_to_string, validators
 from cdk.data import (
     Date,
     Decimal,
@@ -59,6 +65,7 @@ __all__ = [
     "struct_schemas",
     "values_for",
     "schema_and_value",
+    "configs_for",
 ]
 
 T = TypeVar("T")
@@ -367,3 +374,143 @@ def schema_and_value(
     )
     value = draw(values_for(schema, allow_nan, allow_infinity))
     return SchemaAndValue(schema, value)
+
+
+# -- configs ---------------------------------------------------------------------------------------
+_INT_BOUNDS = {
+    Type.SHORT: (-(2**15), 2**15 - 1),
+    Type.INT: (-(2**31), 2**31 - 1),
+    Type.LONG: (-(2**63), 2**63 - 1),
+}
+_CONFIG_TEXT = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=20)
+_ODD_TEXT = st.sampled_from(
+    ["", " ", "  \t ", "null", "None", "-1", "0", "x" * 2000, "a\x00b", "é€😀"]
+)
+_NOT_BOOLEAN = st.sampled_from(["yes", "no", "1", "0", "", "tru", "on"])
+_NOT_NUMBER = st.sampled_from(["", "abc", "1.5", "0x10", "1e3", "--1", "1,000", "NaN", " 12a"])
+_NOT_DOUBLE = st.sampled_from(["", "abc", "1,5", "--1", "1.2.3", "0x1p3", "one"])
+_NOT_CLASS = st.sampled_from(["no.such.Class", "", "not a class", "builtins.NoSuchThing"])
+
+
+def _accepted_strings(validator: validators.Validator | None) -> list[str] | None:
+    """The strings ``validator`` accepts, when it says (ValidString and friends)."""
+    if validator is None:
+        return None
+    if isinstance(validator, validators.ValidString):
+        return list(validator.valid_strings)
+    if isinstance(validator, validators.CaseInsensitiveValidString):
+        return list(validator.valid_strings) + [s.lower() for s in validator.valid_strings]
+    if isinstance(validator, validators.ValidList):
+        return list(validator.valid_string.valid_strings)
+    if isinstance(validator, validators.CompositeValidator):
+        for inner in validator.validators:
+            found = _accepted_strings(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def _range_of(validator: validators.Validator | None) -> tuple[float | None, float | None]:
+    if isinstance(validator, validators.Range):
+        return validator.min, validator.max
+    if isinstance(validator, validators.CompositeValidator):
+        for inner in validator.validators:
+            low, high = _range_of(inner)
+            if low is not None or high is not None:
+                return low, high
+    return None, None
+
+
+def _valid_config_values(key: ConfigKey) -> st.SearchStrategy[str]:
+    """Strings that parse as ``key``'s type (and, where it tells, pass its validator)."""
+    choices: list[st.SearchStrategy[str]] = []
+    if key.has_default() and key.default_value is not None:
+        shown = convert_to_string(key.default_value, key.type)
+        if shown is not None and key.type is not Type.PASSWORD:
+            choices.append(st.just(shown))
+    accepted = _accepted_strings(key.validator)
+    if accepted:
+        if key.type is Type.LIST:
+            choices.append(st.lists(st.sampled_from(accepted), max_size=3).map(",".join))
+        else:
+            choices.append(st.sampled_from(accepted))
+        return st.one_of(choices)
+    if key.type is Type.BOOLEAN:
+        choices.append(st.sampled_from(["true", "false", "TRUE", "False"]))
+    elif key.type in _INT_BOUNDS:
+        low, high = _INT_BOUNDS[key.type]
+        min_v, max_v = _range_of(key.validator)
+        low = max(low, int(min_v)) if min_v is not None else low
+        high = min(high, int(max_v)) if max_v is not None else high
+        if low <= high:
+            choices.append(st.integers(low, high).map(str))
+        choices.append(st.integers(*_INT_BOUNDS[key.type]).map(str))
+    elif key.type is Type.DOUBLE:
+        choices.append(st.floats(allow_nan=False, allow_infinity=False).map(repr))
+    elif key.type is Type.LIST:
+        item = st.text(st.characters(exclude_categories=("Cs", "Cc"), exclude_characters=","))
+        choices.append(st.lists(item.filter(lambda s: s.strip() != ""), max_size=3).map(",".join))
+    elif key.type is Type.CLASS:
+        choices.append(st.just("builtins.object"))
+    else:  # STRING, PASSWORD
+        choices.append(_CONFIG_TEXT)
+    return st.one_of(choices)
+
+
+def _invalid_config_values(key: ConfigKey) -> st.SearchStrategy[str]:
+    """Strings that do not parse as ``key``'s type, or odd ones (empty, blank, huge, binary)."""
+    if key.type is Type.BOOLEAN:
+        return st.one_of(_NOT_BOOLEAN, _ODD_TEXT, _CONFIG_TEXT)
+    if key.type in _INT_BOUNDS:
+        low, high = _INT_BOUNDS[key.type]
+        too_big = st.sampled_from([str(high + 1), str(low - 1), str(10**30)])
+        return st.one_of(_NOT_NUMBER, too_big, _ODD_TEXT, _CONFIG_TEXT)
+    if key.type is Type.DOUBLE:
+        return st.one_of(_NOT_DOUBLE, _ODD_TEXT, _CONFIG_TEXT)
+    if key.type is Type.CLASS:
+        return st.one_of(_NOT_CLASS, _ODD_TEXT)
+    return st.one_of(_ODD_TEXT, _CONFIG_TEXT)
+
+
+@st.composite
+def configs_for(
+    draw: Draw[Any],
+    config_def: ConfigDef,
+    *,
+    base: Mapping[str, str] | None = None,
+    invalid: bool = True,
+    unknown_keys: bool = True,
+) -> dict[str, str]:
+    """A configuration map for ``config_def``, as the REST API would pass it (``str -> str``).
+
+    Every key of the definition is, independently, left out (or, with ``base``, kept as it is
+    there), set to a value of its type, or (with ``invalid``) set to a value that is not of its
+    type or is odd (empty, blank, very long, with control characters). With ``unknown_keys``, a
+    key the definition does not have is sometimes added.
+
+    Args:
+        draw: supplied by hypothesis.
+        config_def: the definition whose keys and types shape the maps.
+        base: a configuration to start from (e.g. a driver's example config); each key is then
+            either kept from it or changed.
+        invalid: whether invalid values may be drawn.
+        unknown_keys: whether undefined keys may be added.
+    """
+    config: dict[str, str] = dict(base or {})
+    actions = ["drop", "valid"] + (["invalid"] if invalid else [])
+    if base is not None:
+        actions = ["keep", "keep", *actions]
+    for key in config_def.config_keys().values():
+        action = draw(st.sampled_from(actions))
+        if action == "keep":
+            continue
+        if action == "drop":
+            config.pop(key.name, None)
+        elif action == "valid":
+            config[key.name] = draw(_valid_config_values(key))
+        else:
+            config[key.name] = draw(_invalid_config_values(key))
+    if unknown_keys and draw(st.integers(0, 4)) == 0:
+        name = draw(st.from_regex(r"unknown\.[a-z]{1,8}", fullmatch=True))
+        config.setdefault(name, draw(_CONFIG_TEXT))
+    return config

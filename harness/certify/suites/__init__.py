@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from harness.certify.suites import cfg, doc, err, off, prf, rbl, rst, sch
+from harness.certify.suites import cfg, doc, err, off, pkg, prf, rbl, rst, sch
 
-__all__ = ["cfg", "doc", "err", "off", "prf", "rbl", "rst", "sch"]
+__all__ = ["cfg", "doc", "err", "off", "pkg", "prf", "rbl", "rst", "sch"]
