@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from cdk.api import Connector
-from cdk.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
+from cdk.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 
 __all__ = [
     "ConnectorDriver",
@@ -91,7 +91,9 @@ class ConnectorDriver:
 
         The connector is expected to raise :class:`cdk.RetriableException` (or retry itself)
         and to lose nothing once the system is back. Implement it with
-        :func:`contextlib.contextmanager`. Optional, like :meth:`break_external_system`.
+        :func:`contextlib.contextmanager`. The harness may call ``write_records`` and
+        ``read_back`` while the outage lasts: they must not fail (the data may become visible
+        only when it ends). Optional, like :meth:`break_external_system`.
         """
         raise NotImplementedError
 
@@ -242,17 +244,28 @@ def default_sink_value(record_id: int, schema: Schema) -> Struct:
 
 
 def _field_value(record_id: int, name: str, schema: Schema) -> Any:
+    kind = schema.type.name
     if name == "id":
-        return (
-            record_id if schema.type.name in {"INT8", "INT16", "INT32", "INT64"} else str(record_id)
-        )
+        if kind not in _INTEGERS:
+            return str(record_id)
+        bits = {"INT8": 7, "INT16": 15, "INT32": 31, "INT64": 63}[kind]
+        if record_id >= 2**bits:
+            raise ValueError(f"record id {record_id} does not fit the {kind} field 'id'")
+        return record_id
     logical = schema.name
     if logical == Decimal.LOGICAL_NAME:
-        return decimal.Decimal(record_id * 7 + 1).scaleb(-2) if record_id % 5 else None
+        if record_id % 5 == 0 and schema.optional:
+            return None
+        scale = int(schema.parameters.get("scale", "0"))
+        return decimal.Decimal(record_id * 7 + 1).scaleb(-scale)
     if logical == Timestamp.LOGICAL_NAME:
         base = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
         return base + dt.timedelta(seconds=record_id * 61, milliseconds=record_id % 1000)
-    kind = schema.type.name
+    if logical == Date.LOGICAL_NAME:
+        return dt.date(2026, 1, 1) + dt.timedelta(days=record_id % 3650)
+    if logical == Time.LOGICAL_NAME:
+        millis = (record_id * 1_234) % 86_400_000
+        return (dt.datetime(2026, 1, 1) + dt.timedelta(milliseconds=millis)).time()
     if kind == "STRING":
         return f"{name}-{record_id}"
     if kind == "BOOLEAN":
@@ -261,6 +274,8 @@ def _field_value(record_id: int, name: str, schema: Schema) -> Any:
         return record_id / 4
     if kind in _INTEGERS:
         return record_id % 100
+    if kind == "BYTES":
+        return f"{name}-{record_id}".encode()
     if schema.optional:
         return None
     raise ValueError(f"no default value for field {name!r} of type {kind}; override value()")
@@ -271,7 +286,7 @@ def _field_names(struct: Struct) -> set[str]:
 
 
 def _as_id(value: Any) -> Hashable:
-    if isinstance(value, str) and value.lstrip("-").isdigit():
+    if isinstance(value, str) and value.lstrip("-").isascii() and value.lstrip("-").isdigit():
         return int(value)
     if isinstance(value, Hashable):
         return value

@@ -129,8 +129,8 @@ class DatabaseFile(Validator):
 
 
 _URL_DOC = (
-    "The SQLite database: a file path, ``sqlite:///relative/path``, ``sqlite:////absolute/path`` "
-    "or ``jdbc:sqlite:path``. "
+    "The SQLite database: a file path, sqlite:///relative/path, sqlite:////absolute/path or "
+    "jdbc:sqlite:path. "
 )
 
 SOURCE_CONFIG_DEF = (
@@ -194,7 +194,7 @@ SOURCE_CONFIG_DEF = (
         NO_DEFAULT,
         NonEmptyString(),
         Importance.HIGH,
-        "Prefix of the topic names: the rows of table ``t`` go to topic ``<topic.prefix>t``.",
+        "Prefix of the topic names: the rows of table t go to topic <topic.prefix>t.",
         group="Connector",
         order_in_group=1,
         width=Width.MEDIUM,
@@ -270,10 +270,10 @@ SINK_CONFIG_DEF = (
         "upsert",
         CaseInsensitiveValidString.of("insert", "upsert"),
         Importance.HIGH,
-        "How rows are written. ``insert``: plain INSERT, so a redelivered record violates the "
-        "primary key and fails the task. ``upsert``: INSERT ... ON CONFLICT DO UPDATE on the "
+        "How rows are written. insert: plain INSERT, so a redelivered record violates the "
+        "primary key and fails the task. upsert: INSERT ... ON CONFLICT DO UPDATE on the "
         "primary key, which makes redelivery idempotent (exactly-once results); needs a "
-        "``pk.mode`` other than ``none``.",
+        "pk.mode other than none.",
         group="Writes",
         order_in_group=1,
         width=Width.SHORT,
@@ -299,7 +299,7 @@ SINK_CONFIG_DEF = (
         None,
         Importance.MEDIUM,
         "Whether a record with a null value (a tombstone) deletes the row with its key. "
-        "Needs ``pk.mode=record_key``. When false, a tombstone fails the task.",
+        "Needs pk.mode=record_key. When false, a tombstone fails the task.",
         group="Writes",
         order_in_group=3,
         width=Width.SHORT,
@@ -311,7 +311,7 @@ SINK_CONFIG_DEF = (
         "${topic}",
         NonEmptyString(),
         Importance.MEDIUM,
-        "The table a record is written to; ``${topic}`` is replaced by the record's topic. "
+        "The table a record is written to; ${topic} is replaced by the record's topic. "
         "Names are quoted, so any topic name works.",
         group="Data Mapping",
         order_in_group=1,
@@ -324,10 +324,10 @@ SINK_CONFIG_DEF = (
         "record_value",
         CaseInsensitiveValidString.of("none", "record_key", "record_value"),
         Importance.HIGH,
-        "Where the primary key comes from. ``none``: no key (only with "
-        "``insert.mode=insert``). ``record_key``: the record key (a primitive key is stored in "
-        "the single column named by ``pk.fields``; a struct key gives the fields ``pk.fields`` "
-        "names, or all its fields). ``record_value``: the value fields ``pk.fields`` names "
+        "Where the primary key comes from. none: no key (only with "
+        "insert.mode=insert). record_key: the record key (a primitive key is stored in "
+        "the single column named by pk.fields; a struct key gives the fields pk.fields "
+        "names, or all its fields). record_value: the value fields pk.fields names "
         "(all value fields when empty).",
         group="Data Mapping",
         order_in_group=2,
@@ -340,7 +340,7 @@ SINK_CONFIG_DEF = (
         "id",
         None,
         Importance.MEDIUM,
-        "The primary key columns; see ``pk.mode``.",
+        "The primary key columns; see pk.mode.",
         group="Data Mapping",
         order_in_group=3,
         width=Width.LONG,
@@ -386,13 +386,18 @@ def sink_config_problems(values: Mapping[str, Any]) -> list[tuple[str, str]]:
     pk_mode = str(values.get(PK_MODE, "")).lower()
     if insert_mode == "upsert" and pk_mode == "none":
         problems.append(
-            (INSERT_MODE, "insert.mode=upsert needs a primary key: set pk.mode to record_key or "
-             "record_value, or use insert.mode=insert")
+            (
+                INSERT_MODE,
+                "insert.mode=upsert needs a primary key: set pk.mode to record_key or "
+                "record_value, or use insert.mode=insert",
+            )
         )
     if values.get(DELETE_ENABLED) is True and pk_mode and pk_mode != "record_key":
         problems.append(
-            (DELETE_ENABLED, "delete.enabled=true needs pk.mode=record_key (a tombstone only "
-             "has its key)")
+            (
+                DELETE_ENABLED,
+                "delete.enabled=true needs pk.mode=record_key (a tombstone only has its key)",
+            )
         )
     return problems
 
@@ -409,10 +414,20 @@ def add_problems(config_values: Iterable[ConfigValue], problems: list[tuple[str,
 # Connections and errors.
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit) with a short busy timeout."""
+def connect(path: Path, *, create: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit) with a short busy timeout.
+
+    Args:
+        path: the database file.
+        create: create the file when it is missing (a sink); otherwise opening a missing file
+            fails instead of silently creating an empty database (a source).
+
+    Raises:
+        sqlite3.Error: the database cannot be opened.
+    """
+    target = path.absolute().as_uri() + ("?mode=rwc" if create else "?mode=rw")
     return sqlite3.connect(
-        str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        target, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, uri=True
     )
 
 
@@ -438,7 +453,7 @@ def translate_error(error: sqlite3.Error, action: str, database: Path) -> Connec
 
     Args:
         error: what sqlite3 raised.
-        action: what was being done, naming the table (``"reading table \\"t0\\""``).
+        action: what was being done, naming the table (``reading table "t0"``).
         database: the database file.
 
     Returns:
