@@ -8,6 +8,7 @@ import click
 
 from cdk import __version__
 from cdk.cli._broker import broker
+from cdk.cli._certify import certify
 from cdk.cli._plugins import docs, plugins
 from cdk.cli._standalone import standalone
 
@@ -26,6 +27,7 @@ cli.add_command(plugins)
 cli.add_command(docs)
 cli.add_command(broker)
 cli.add_command(standalone)
+cli.add_command(certify)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -7,6 +7,7 @@ each is a function registered with :func:`check` under a stable id.
 
 from __future__ import annotations
 
+from harness.certify._bundle import SecretLeakError, write_bundle
 from harness.certify._checks import (
     KINDS,
     SUITES,
@@ -22,6 +23,7 @@ from harness.certify._checks import (
 )
 from harness.certify._context import CheckContext, DecodedRecord, ProcessWorker, WorkerHandle
 from harness.certify._probe import SourceProbe, offset_key
+from harness.certify._progress import TerminalProgress
 from harness.certify._project import Project
 from harness.certify._rest import RestClient, RestResponse
 from harness.certify._runner import CertificationRun, ProgressListener, certify, plan, redact
@@ -32,6 +34,9 @@ __all__ = [
     "plan",
     "CertificationRun",
     "ProgressListener",
+    "TerminalProgress",
+    "write_bundle",
+    "SecretLeakError",
     "Project",
     # checks
     "check",

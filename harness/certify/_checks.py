@@ -227,8 +227,11 @@ def check(
         raise ValueError(f"check id {id!r} is not SUITE-NN with a suite in {sorted(SUITES)}")
 
     def register(fn: Callable[[CheckContext], None]) -> Callable[[CheckContext], None]:
-        if id in _REGISTRY and _REGISTRY[id].run is not fn:
-            raise ValueError(f"check id {id} is registered twice")
+        known = _REGISTRY.get(id)
+        if known is not None and _qualified(known.run) != _qualified(fn):
+            raise ValueError(
+                f"check id {id} is registered twice: {_qualified(known.run)} and {_qualified(fn)}"
+            )
         doc = " ".join((fn.__doc__ or "").split())
         _REGISTRY[id] = Check(
             id,
@@ -243,6 +246,11 @@ def check(
         return fn
 
     return register
+
+
+def _qualified(fn: Callable[..., object]) -> str:
+    # a module imported again (pytester, importlib.reload) registers the same checks again
+    return f"{fn.__module__}.{fn.__qualname__}"
 
 
 def all_checks() -> list[Check]:

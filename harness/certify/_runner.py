@@ -335,7 +335,7 @@ def _environment(project: Project, kafka: str, provider: object) -> dict[str, st
         "connect-cdk": cdk.__version__,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
-        "confluent-kafka": confluent_kafka.version()[0],
+        "confluent-kafka": str(confluent_kafka.__version__),
         "librdkafka": confluent_kafka.libversion()[0],
         "kafka": _kafka_kind(kafka),
     }

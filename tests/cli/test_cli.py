@@ -59,7 +59,9 @@ def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
     rows = [line.split() for line in result.stdout.splitlines()]
     assert rows == [
         ["source", "reference_connectors.filestream.FileStreamSourceConnector", "0.1.0"],
+        ["source", "reference_connectors.sqlite.SqliteSourceConnector", "0.1.0"],
         ["sink", "reference_connectors.filestream.FileStreamSinkConnector", "0.1.0"],
+        ["sink", "reference_connectors.sqlite.SqliteSinkConnector", "0.1.0"],
     ]
 
 

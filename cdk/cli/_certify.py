@@ -1,0 +1,242 @@
+"""``cdk certify``: run the certification suites against a connector project and write the bundle.
+
+Exit status: 0 when every required check passed, 1 when one failed (or could not run), 2 when
+the run could not start: a usage mistake (an unknown check id, no ``pyproject.toml`` or
+``[tool.cdk]`` table, a driver that cannot be imported, a bad ``--kafka``) or a Kafka that
+could not be started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from cdk.errors import ConnectException
+
+if TYPE_CHECKING:
+    from harness.certify import Check, Project
+
+__all__ = ["certify"]
+
+_KAFKA_HELP = (
+    "The Kafka to run on: 'embedded' (a Tansu broker, the default), 'testcontainers' "
+    "(a broker in a Docker container) or the bootstrap servers of a cluster (host:port[,...])."
+)
+
+
+class _CannotRun(click.ClickException):
+    """The run could not start (exit status 2), with a message saying what is wrong."""
+
+    exit_code = 2
+
+
+def _split(values: Sequence[str]) -> list[str]:
+    return [part.strip().upper() for value in values for part in value.split(",") if part.strip()]
+
+
+def _checks() -> list[Check]:
+    try:
+        from harness.certify import all_checks
+
+        return all_checks()
+    except ModuleNotFoundError as exc:  # an extra is missing (hypothesis, tomli ...)
+        raise _CannotRun(
+            f"cdk certify needs the optional dependency '{exc.name}', which is not installed. "
+            "Install it with: pip install 'connect-cdk[certify]'"
+        ) from None
+
+
+def _validate_selectors(checks: Sequence[Check], selectors: Sequence[str], option: str) -> None:
+    suites = sorted({c.suite for c in checks})
+    for selector in selectors:
+        if not any(c.matches(selector) for c in checks):
+            raise click.BadParameter(
+                f"{selector!r} is neither a check id (like {checks[0].id if checks else 'OFF-01'})"
+                f" nor a suite ({', '.join(suites)}); `cdk certify --list` shows them all",
+                param_hint=f"'{option}'",
+            )
+
+
+def _load_project(path: Path) -> Project:
+    from harness.certify import Project
+
+    if not path.exists():
+        raise _CannotRun(f"No connector project at {path}: the path does not exist.")
+    try:
+        return Project.load(path)
+    except ConnectException as exc:
+        raise _CannotRun(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a driver module that fails to import is a user error
+        where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        location = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
+        raise _CannotRun(
+            f"Could not load the drivers of the project at {path}: "
+            f"{type(exc).__name__}: {exc}{location}"
+        ) from None
+
+
+def _print_catalogue(checks: Sequence[Check], only: Sequence[str], skip: Sequence[str]) -> None:
+    from harness.certify import SUITES
+
+    shown = [
+        c
+        for c in checks
+        if (not only or any(c.matches(s) for s in only)) and not any(c.matches(s) for s in skip)
+    ]
+    current = ""
+    for c in shown:
+        if c.suite != current:
+            if current:
+                click.echo()
+            current = c.suite
+            click.echo(f"{c.suite}  {SUITES.get(c.suite, '')}")
+        notes = [", ".join(k for k in ("source", "sink") if k in c.kinds)]
+        if c.per_project:
+            notes.append("once per project")
+        if not c.required:
+            notes.append("optional")
+        extra = sorted(c.needs - {"kafka"})
+        if extra:
+            notes.append(f"needs {', '.join(extra)}")
+        click.echo(f"  {c.id}  {c.title}  ({'; '.join(notes)})")
+    click.echo(f"\n{len(shown)} check{'s' if len(shown) != 1 else ''}")
+
+
+@contextlib.contextmanager
+def _logging_to(level: str | None) -> Iterator[None]:
+    """Send the run's log records to stderr at ``level``, or nowhere (the report has them)."""
+    root = logging.getLogger()
+    handler: logging.Handler
+    if level is None:
+        handler = logging.NullHandler()
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(getattr(logging, level.upper()))
+        handler.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s"))
+        if root.level == logging.NOTSET or root.level > handler.level:
+            root.setLevel(handler.level)
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
+@click.command()
+@click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
+@click.option(
+    "--kafka",
+    default="embedded",
+    show_default=True,
+    metavar="embedded|testcontainers|HOST:PORT",
+    help=_KAFKA_HELP,
+)
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="IDS",
+    help="Run only these checks: comma-separated ids (OFF-01) or suites (OFF). Repeatable.",
+)
+@click.option(
+    "--skip",
+    multiple=True,
+    metavar="IDS",
+    help="Skip these checks: comma-separated ids or suites. Repeatable.",
+)
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the bundle [default: PATH/certification-report].",
+)
+@click.option(
+    "--list",
+    "list_checks",
+    is_flag=True,
+    help="Print the check catalogue (filtered by --only/--skip) and exit without running.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    default=None,
+    help="Also print the checks' log on stderr at this level (default: not shown).",
+)
+def certify(
+    path: Path,
+    kafka: str,
+    only: tuple[str, ...],
+    skip: tuple[str, ...],
+    report_dir: Path | None,
+    list_checks: bool,
+    log_level: str | None,
+) -> None:
+    """Certify the connector project at PATH (default: the current directory).
+
+    The project's pyproject.toml names its certification drivers in [tool.cdk] drivers. Every
+    check of the suites runs against each driver on Kafka, with live progress; the bundle
+    (junit.xml, summary.json and a self-contained report.html) is written to the report
+    directory. Exit status: 0 when every required check passed, 1 when one failed, 2 when the
+    run could not start (the message says why).
+    """
+    checks = _checks()
+    only_ids, skip_ids = _split(only), _split(skip)
+    _validate_selectors(checks, only_ids, "--only")
+    _validate_selectors(checks, skip_ids, "--skip")
+    if list_checks:
+        _print_catalogue(checks, only_ids, skip_ids)
+        return
+
+    from harness.certify import SecretLeakError, TerminalProgress, plan, write_bundle
+    from harness.certify import certify as run_certification
+    from harness.kafka import kafka_provider
+
+    try:
+        kafka_provider(kafka)
+    except ConnectException as exc:
+        raise click.BadParameter(str(exc), param_hint="'--kafka'") from None
+    project = _load_project(path)
+    if not plan(project, only_ids, skip_ids):
+        raise _CannotRun(
+            "No check applies: the selection "
+            f"({'--only ' + ','.join(only_ids) if only_ids else 'all checks'}"
+            f"{', --skip ' + ','.join(skip_ids) if skip_ids else ''}) matches no check for the "
+            f"project's drivers ({', '.join(d.__name__ for d in project.drivers)})."
+        )
+    target = report_dir if report_dir is not None else project.path / "certification-report"
+    _tolerant_output()
+    try:
+        with _logging_to(log_level):
+            run = run_certification(
+                project,
+                kafka=kafka,
+                only=only_ids,
+                skip=skip_ids,
+                listener=TerminalProgress(),
+            )
+    except ConnectException as exc:
+        raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
+    try:
+        files = write_bundle(run, target)
+    except SecretLeakError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise _CannotRun(f"Could not write the report to {target}: {exc}") from None
+    click.echo(f"\nReport: {files['html']}")
+    click.echo(f"JUnit XML: {files['junit']}  JSON summary: {files['summary']}")
+    click.get_current_context().exit(run.exit_code)
+
+
+def _tolerant_output() -> None:
+    """Never fail on a character the terminal's encoding lacks (a check message may hold any)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")

@@ -1,0 +1,188 @@
+"""Live progress of a certification run on a terminal (what ``cdk certify`` prints).
+
+A header with the number of planned checks, then one line per check as it ends (outcome, id,
+subject, duration and, for a failure, error or skip, the reason on the next line), then a table
+of counts per suite and the verdict with the exit status. On a TTY the outcome is coloured and a
+``running <id> ...`` line shows the check in progress (replaced by its result); elsewhere (CI
+logs, pipes) the output is plain text. ``NO_COLOR`` turns colours off.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import textwrap
+from typing import TextIO
+
+from harness.certify._checks import Check, CheckResult, Outcome
+from harness.certify._report_common import (
+    CERTIFIABLE,
+    FAILED,
+    OUTCOME_ORDER,
+    clean,
+    counts,
+    format_duration,
+    suite_counts,
+    verdict,
+    verdict_reason,
+)
+from harness.certify._runner import CertificationRun
+
+__all__ = ["TerminalProgress"]
+
+_LABELS = {
+    Outcome.PASSED: "PASS",
+    Outcome.FAILED: "FAIL",
+    Outcome.ERROR: "ERROR",
+    Outcome.SKIPPED: "SKIP",
+}
+_COLOURS = {
+    Outcome.PASSED: "32",  # green
+    Outcome.FAILED: "31",  # red
+    Outcome.ERROR: "35",  # magenta
+    Outcome.SKIPPED: "33",  # yellow
+    CERTIFIABLE: "1;32",
+    FAILED: "1;31",
+    "INCOMPLETE": "1;33",
+}
+_REASON_LIMIT = 600
+
+
+class TerminalProgress:
+    """A :class:`~harness.certify.ProgressListener` that prints to a terminal or a log.
+
+    Args:
+        stream: where to print (standard output by default).
+        tty: whether ``stream`` is an interactive terminal (detected when None): colours and
+            ``running`` lines are only used on one.
+        colour: force colours on or off (default: on a TTY unless ``NO_COLOR`` is set).
+    """
+
+    def __init__(
+        self, stream: TextIO | None = None, *, tty: bool | None = None, colour: bool | None = None
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        if tty is None:
+            isatty = getattr(self.stream, "isatty", None)
+            tty = bool(isatty()) if callable(isatty) else False
+        self.tty = tty
+        self.colour = tty and "NO_COLOR" not in os.environ if colour is None else colour
+        self.planned = 0
+        self.done = 0
+        self._running = False
+
+    def _paint(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+    def _clear_running(self) -> None:
+        if self._running:
+            self._write("\r\x1b[2K")
+            self._running = False
+
+    def started(self, run: CertificationRun, planned: int) -> None:
+        """Print the header: the project, the Kafka in use and the number of planned checks."""
+        self.planned = planned
+        selection = []
+        if run.only:
+            selection.append(f"only {', '.join(run.only)}")
+        if run.skip:
+            selection.append(f"skipping {', '.join(run.skip)}")
+        drivers = ", ".join(d.__name__ for d in run.project.drivers)
+        self._write(
+            f"cdk certify: {run.project.name} {run.project.version} ({drivers})\n"
+            f"{planned} check{'s' if planned != 1 else ''} planned on Kafka {run.kafka}"
+            + (f" ({'; '.join(selection)})" if selection else "")
+            + "\n\n"
+        )
+
+    def check_started(self, check: Check, subject: str) -> None:
+        """On a TTY, show which check runs (the line is replaced by its result)."""
+        if not self.tty:
+            return
+        self._clear_running()
+        position = f"[{self.done + 1}/{self.planned}]" if self.planned else ""
+        line = f"{position} running {check.id} {check.title} [{subject}] ..."
+        width = shutil.get_terminal_size((100, 20)).columns
+        self._write(clean(line)[: max(width - 1, 20)])
+        self._running = True
+
+    def check_finished(self, result: CheckResult) -> None:
+        """Print the check's line: outcome, id, subject, duration, then its reason if any."""
+        self._clear_running()
+        self.done += 1
+        label = _LABELS[result.outcome]
+        outcome = self._paint(f"{label:<5}", _COLOURS[result.outcome])
+        width = len(str(self.planned))
+        position = f"[{self.done:>{width}}/{self.planned}]" if self.planned else ""
+        self._write(
+            f"{position} {outcome} {result.id}  {clean(result.check.title)} [{result.subject}]"
+            f"  ({format_duration(result.duration_s)})\n"
+        )
+        if result.outcome is not Outcome.PASSED and result.message:
+            reason = clean(result.message)
+            if len(reason) > _REASON_LIMIT:
+                reason = reason[:_REASON_LIMIT] + " ... (full text in the report)"
+            columns = max(shutil.get_terminal_size((100, 20)).columns - 1, 40)
+            for line in reason.splitlines() or [""]:
+                self._write(
+                    textwrap.fill(
+                        line,
+                        width=columns,
+                        initial_indent="        ",
+                        subsequent_indent="        ",
+                        break_long_words=True,
+                    )
+                    + "\n"
+                )
+
+    def finished(self, run: CertificationRun) -> None:
+        """Print counts per suite, the verdict and the exit status."""
+        self._clear_running()
+        by_suite = suite_counts(run.results)
+        times: dict[str, float] = {}
+        for r in run.results:
+            times[r.check.suite] = times.get(r.check.suite, 0.0) + r.duration_s
+        heads = ["suite", *(o.value for o in OUTCOME_ORDER), "total", "time"]
+        rows = [
+            [
+                suite,
+                *(str(n[o.value]) for o in OUTCOME_ORDER),
+                str(n["total"]),
+                format_duration(times.get(suite, 0.0)),
+            ]
+            for suite, n in by_suite.items()
+        ]
+        total = counts(run.results)
+        rows.append(
+            [
+                "all",
+                *(str(total[o.value]) for o in OUTCOME_ORDER),
+                str(total["total"]),
+                format_duration(run.duration_s),
+            ]
+        )
+        widths = [max(len(row[i]) for row in [heads, *rows]) for i in range(len(heads))]
+
+        def line(cells: list[str]) -> str:
+            first = cells[0].ljust(widths[0])
+            rest = "  ".join(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))
+            return f"  {first}  {rest}\n"
+
+        rule = "  " + "-" * (sum(widths) + 2 * (len(widths) - 1)) + "\n"
+        found = verdict(run)
+        self._write(
+            "\n"
+            + line(heads)
+            + rule
+            + "".join(line(row) for row in rows[:-1])
+            + rule
+            + line(rows[-1])
+            + "\n"
+            + f"Verdict: {self._paint(found, _COLOURS[found])}. {clean(verdict_reason(run))}\n"
+            + f"Exit status: {run.exit_code}\n"
+        )

@@ -1,0 +1,267 @@
+"""``cdk certify`` as a user runs it: a subprocess, its output, its exit status and its bundle.
+
+Exit status 0 when every required check passed, 1 when one failed, 2 when the run could not
+start (a usage mistake, named, without a traceback). The runs use the session broker through
+``--kafka <bootstrap>`` and ``--only`` a few quick checks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from harness._docker import dockerd_installed, ping
+from harness.certify import Outcome, all_checks
+from tests.certify._support import describe, project_for, run_checks
+from tests.test_docs_examples import _rst_blocks
+
+CDK = Path(sys.executable).with_name("cdk")
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "certify.rst"
+SECRET = "hunter2-the-file-server-password"
+
+GOOD_PYPROJECT = """\
+[project]
+name = "fs-connectors"
+version = "2.0.0"
+
+[tool.cdk]
+drivers = [
+    "reference_connectors.filestream.certify:FileStreamSourceDriver",
+    "reference_connectors.filestream.certify:FileStreamSinkDriver",
+]
+"""
+
+# A source connector with a PASSWORD key that it logs: CFG-08 fails it, and the report shows the
+# failure without the password.
+LEAKY_MODULE = f'''\
+from __future__ import annotations
+
+import logging
+from typing import ClassVar
+
+from cdk.config import ConfigDef, Importance, Type
+from reference_connectors.filestream import FileStreamSourceConnector
+from reference_connectors.filestream.certify import FileStreamSourceDriver
+
+log = logging.getLogger("leaky")
+
+
+class LeakySourceConnector(FileStreamSourceConnector):
+    """Logs its password when it starts."""
+
+    def config(self) -> ConfigDef:
+        return ConfigDef(super().config()).define(
+            "file.password", Type.PASSWORD, None, None, Importance.HIGH, "The server password"
+        )
+
+    def start(self, props: dict[str, str]) -> None:
+        log.warning("connecting with password %s", props.get("file.password"))
+        super().start({{k: v for k, v in props.items() if k != "file.password"}})
+
+
+class LeakyDriver(FileStreamSourceDriver):
+    connector: ClassVar[type] = LeakySourceConnector
+
+    def example_config(self, topic: str) -> dict[str, str]:
+        return {{**super().example_config(topic), "file.password": "{SECRET}"}}
+'''
+
+
+def cdk(*args: str | Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CDK), "certify", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def project(tmp_path: Path, pyproject: str, **files: str) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    for name, text in files.items():
+        (root / f"{name}.py").write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def test_list_prints_the_catalogue() -> None:
+    answer = cdk("--list")
+    assert answer.returncode == 0, answer.stderr
+    ids = {c.id for c in all_checks()}
+    assert ids
+    for check_id in ids:
+        assert f"  {check_id}  " in answer.stdout
+    assert f"{len(ids)} checks" in answer.stdout
+
+    only = cdk("--list", "--only", "cfg", "--skip", "CFG-01")
+    assert only.returncode == 0, only.stderr
+    assert "CFG-02" in only.stdout
+    assert "CFG-01" not in only.stdout
+    assert "OFF-" not in only.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "files", "message"),
+    [
+        (["--only", "CFG-01,XYZ-99"], None, "'XYZ-99' is neither a check id"),
+        (["--skip", "NOPE"], None, "'NOPE' is neither a check id"),
+        (["--kafka", "no-port-here"], None, "--kafka"),
+        (["{tmp}/missing"], None, "the path does not exist"),
+        ([], {}, "No pyproject.toml"),
+        ([], {"pyproject": "[project]\nname = 'x'\n"}, "has no [tool.cdk] table"),
+        (
+            [],
+            {"pyproject": "[tool.cdk]\ndrivers = ['no_such_module:Driver']\n"},
+            "Cannot import driver module 'no_such_module'",
+        ),
+        (
+            [],
+            {
+                "pyproject": "[tool.cdk]\ndrivers = ['broken_syntax:Driver']\n",
+                "broken_syntax": "def oops(:\n",
+            },
+            "SyntaxError",
+        ),
+        (
+            [],
+            {
+                "pyproject": "[tool.cdk]\ndrivers = ['raises:Driver']\n",
+                "raises": "raise RuntimeError('the driver module is broken')\n",
+            },
+            "RuntimeError: the driver module is broken",
+        ),
+    ],
+    ids=[
+        "unknown-id",
+        "unknown-suite",
+        "bad-kafka",
+        "missing-path",
+        "no-pyproject",
+        "no-tool-cdk",
+        "unimportable-driver",
+        "syntax-error",
+        "driver-raises",
+    ],
+)
+def test_usage_errors_exit_2_with_a_clear_message(
+    tmp_path: Path, args: list[str], files: dict[str, str] | None, message: str
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    if files is None:
+        (root / "pyproject.toml").write_text(GOOD_PYPROJECT, encoding="utf-8")
+    else:
+        for name, text in files.items():
+            target = root / ("pyproject.toml" if name == "pyproject" else f"{name}.py")
+            target.write_text(text, encoding="utf-8")
+    argv = [a.format(tmp=tmp_path) for a in args]
+    if not any(a.startswith(str(tmp_path)) for a in argv):
+        argv.insert(0, str(root))
+    answer = cdk(*argv, timeout=60)
+    output = answer.stdout + answer.stderr
+    assert answer.returncode == 2, output
+    assert message in output
+    assert "Traceback" not in output
+    assert not (root / "certification-report").exists()
+
+
+def test_certify_passes_a_correct_connector(tmp_path: Path, kafka_bootstrap: str) -> None:
+    root = project(tmp_path, GOOD_PYPROJECT)
+    answer = cdk(root, "--kafka", kafka_bootstrap, "--only", "CFG-01", "--only", "cfg-07")
+    assert answer.returncode == 0, answer.stdout + answer.stderr
+    lines = answer.stdout.splitlines()
+    assert lines[0] == (
+        "cdk certify: fs-connectors 2.0.0 (FileStreamSourceDriver, FileStreamSinkDriver)"
+    )
+    assert lines[1].startswith("4 checks planned on Kafka ")
+    assert sum(1 for line in lines if " PASS  CFG-0" in line) == 4
+    assert "\x1b[" not in answer.stdout
+    assert "running" not in answer.stdout
+    assert "Exit status: 0" in lines
+
+    report = root / "certification-report"  # the default report directory
+    assert f"Report: {report / 'report.html'}" in lines
+    assert {p.name for p in report.iterdir()} == {"junit.xml", "summary.json", "report.html"}
+    data = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert (data["verdict"], data["exit_code"], data["counts"]["passed"]) == ("INCOMPLETE", 0, 4)
+    assert len(list(ET.parse(report / "junit.xml").getroot().iter("testcase"))) == 4
+
+
+def test_certify_fails_a_leaky_connector_without_leaking(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    root = project(
+        tmp_path,
+        '[project]\nname = "leaky"\nversion = "0.1"\n\n'
+        '[tool.cdk]\ndrivers = ["leaky:LeakyDriver"]\n',
+        leaky=LEAKY_MODULE,
+    )
+    report = tmp_path / "elsewhere" / "bundle"
+    answer = cdk(
+        root, "--kafka", kafka_bootstrap, "--only", "CFG-07,CFG-08", "--report-dir", report
+    )
+    output = answer.stdout + answer.stderr
+    assert answer.returncode == 1, output
+    assert " FAIL  CFG-08  " in answer.stdout
+    assert " PASS  CFG-07  " in answer.stdout
+    assert "Exit status: 1" in answer.stdout
+    assert f"Report: {report / 'report.html'}" in answer.stdout
+    assert SECRET not in output
+
+    data = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "FAILED"
+    failed = [c for c in data["checks"] if c["outcome"] == "failed"]
+    assert [c["id"] for c in failed] == ["CFG-08"]
+    assert "log" in failed[0]["message"].lower()
+    for path in report.iterdir():
+        assert SECRET not in path.read_text(encoding="utf-8"), f"{path.name} leaks the password"
+    assert not (root / "certification-report").exists()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not dockerd_installed() and not ping("unix:///var/run/docker.sock"),
+    reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
+)
+def test_certify_on_testcontainers(tmp_path: Path) -> None:
+    root = project(tmp_path, GOOD_PYPROJECT)
+    answer = cdk(root, "--kafka", "testcontainers", "--only", "CFG-03,OFF-01,SCH-02", timeout=600)
+    assert answer.returncode == 0, answer.stdout + answer.stderr
+    assert "checks planned on Kafka testcontainers" in answer.stdout
+    data = json.loads((root / "certification-report" / "summary.json").read_text("utf-8"))
+    assert data["counts"]["passed"] == data["counts"]["total"] == 5
+    assert data["environment"]["kafka"] == "testcontainers"
+
+
+# --- the guide page (docs/guide/certify.rst) ---------------------------------------------
+
+
+def test_the_guide_lists_every_check() -> None:
+    listed = re.findall(r"^   \* - ([A-Z]{3}-\d{2})$", GUIDE.read_text(encoding="utf-8"), re.M)
+    registered = [c.id for c in all_checks()]
+    assert sorted(set(registered) - set(listed)) == [], "checks missing from the guide's table"
+    assert sorted(set(listed) - set(registered)) == [], "the guide lists unknown checks"
+    assert len(listed) == len(set(listed))
+
+
+def test_the_guides_example_drivers_pass(tmp_path: Path, kafka_bootstrap: str) -> None:
+    namespace: dict[str, object] = {"__name__": "certify_guide_example"}
+    exec(compile(_rst_blocks(GUIDE)[0], f"{GUIDE}#0", "exec"), namespace)
+    drivers = [namespace["FileSourceDriver"], namespace["FileSinkDriver"]]
+    run = run_checks(
+        project_for(tmp_path, *drivers),  # type: ignore[arg-type]
+        ["CFG-03", "SCH-02"],
+        kafka_bootstrap,
+        tmp_path,
+    )
+    assert [r.outcome for r in run.results] == [Outcome.PASSED] * 4, describe(run)
