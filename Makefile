@@ -7,10 +7,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PIP    := $(BIN)/python -m pip
 
-.PHONY: help venv demo test lint typecheck unit bench docs clean
+.PHONY: help venv demo quickstart test lint typecheck unit bench docs clean
 
 help:
-	@echo "make demo   - set up .venv and run the main job on the embedded default"
+	@echo "make demo   - set up .venv and run the main job on the embedded default:"
+	@echo "              certify the SQLite reference connectors (report in $(REPORT))"
+	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
 	@echo "make test   - set up .venv and run the linters, the type checker and all tests"
 	@echo "make bench  - run the benchmarks in bench/ (not tests)"
 	@echo "make clean  - remove .venv and build/test artefacts"
@@ -25,10 +27,16 @@ $(STAMP): pyproject.toml .ci/constraints.txt
 venv: $(STAMP)
 
 # The main job. It grows with the kit; the command stays `make demo`.
-# Today: Kafka's FileStream quickstart on the embedded broker, run by `cdk standalone`.
+# Today: `cdk certify` runs every certification suite against the SQLite reference connectors
+# on the embedded broker and writes the bundle (the report's path is printed at the end).
+REPORT ?= reports/certification
+
 demo: $(STAMP)
 	$(BIN)/cdk --version
-	$(BIN)/cdk plugins --type source --type sink
+	$(BIN)/cdk certify reference_connectors/sqlite --report-dir $(REPORT)
+
+# Kafka's FileStream quickstart on the embedded broker, run by `cdk standalone`.
+quickstart: $(STAMP)
 	$(BIN)/python -m harness.quickstart
 
 lint: $(STAMP)
