@@ -1,4 +1,4 @@
-"""The README's main job (`make demo`) runs the quickstart: it must work end to end."""
+"""The FileStream quickstart (`make quickstart`, `python -m harness.quickstart`) works end to end."""
 
 from __future__ import annotations
 
