@@ -99,6 +99,7 @@ class CheckContext:
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _names: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _decoders: tuple[JsonConverter, JsonConverter] | None = None
 
     # ------------------------------------------------------------------ identity
     @property
@@ -264,8 +265,10 @@ class CheckContext:
 
     def _decode(self, msg: Any) -> DecodedRecord:
         topic = msg.topic()
-        key = _json_converter(is_key=True).to_connect_data(topic, msg.key())
-        value = _json_converter(is_key=False).to_connect_data(topic, msg.value())
+        if self._decoders is None:
+            self._decoders = (_json_converter(is_key=True), _json_converter(is_key=False))
+        key = self._decoders[0].to_connect_data(topic, msg.key())
+        value = self._decoders[1].to_connect_data(topic, msg.value())
         return DecodedRecord(
             topic=topic,
             partition=msg.partition() or 0,

@@ -1,0 +1,88 @@
+"""The SCH suite proves itself: the reference connectors pass it, each broken connector fails.
+
+The broken connectors (tests/certify/broken/sch.py) get one schema thing wrong each; the test
+asserts that the check about it fails with a message naming the defect.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import ConnectorDriver
+from harness.certify import Outcome
+from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
+from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify import _support
+from tests.certify.broken import sch as broken
+
+#: Checks the correct connectors skip, with what the reason says.
+EXPECTED_SKIPS = {
+    ("SCH-05", "FileStreamSourceDriver"): "evolve_schema()",
+    ("SCH-06", "FileStreamSinkDriver"): "not a STRUCT",
+    ("SCH-07", "FileStreamSinkDriver"): "not a STRUCT",
+    ("SCH-08", "FileStreamSinkDriver"): "accepts_any_schema",
+}
+SOURCE_IDS = ["SCH-01", "SCH-02", "SCH-03", "SCH-04", "SCH-05"]
+SINK_IDS = ["SCH-02", "SCH-03", "SCH-04", "SCH-06", "SCH-07", "SCH-08"]
+
+
+def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
+    drivers: list[type[ConnectorDriver]] = [
+        FileStreamSourceDriver,
+        FileStreamSinkDriver,
+        SqliteSourceDriver,
+        SqliteSinkDriver,
+    ]
+    project = _support.project_for(tmp_path, *drivers)
+    run = _support.run_checks(project, ["SCH"], kafka_bootstrap, tmp_path)
+    assert len(run.results) == 2 * len(SOURCE_IDS) + 2 * len(SINK_IDS), _support.describe(run)
+    for result in run.results:
+        reason = EXPECTED_SKIPS.get((result.id, result.subject))
+        expected = Outcome.SKIPPED if reason else Outcome.PASSED
+        _support.assert_outcome(run, result.id, expected, subject=result.subject)
+        if reason:
+            assert reason in result.message, _support.describe(run)
+
+
+BROKEN = [
+    (["SCH-01"], broken.MissingFieldSourceDriver, ['null used for required field: "name"']),
+    (
+        ["SCH-02", "SCH-04"],
+        broken.FloatDecimalSourceDriver,
+        ["value.amount", "(scale 1, but the schema's scale is 2), got back Decimal"],
+    ),
+    (
+        ["SCH-03"],
+        broken.SchemalessCrashSinkDriver,
+        ["raw Python error", "AttributeError", "'fields'"],
+    ),
+    (["SCH-05"], broken.CachedSchemaSourceDriver, ["no field 'note1'"]),
+    (["SCH-06"], broken.NoEvolveSinkDriver, ["task failed", "KeyError", "certify_added"]),
+    (
+        ["SCH-07"],
+        broken.EveryColumnSinkDriver,
+        ["task failed", "DataException", "columns ['score']"],
+    ),
+    (["SCH-08"], broken.CoercingSinkDriver, ["stored 15 rows of them", "'id' changed"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("ids", "driver", "fragments"), BROKEN, ids=[d.__name__ for _, d, _ in BROKEN]
+)
+def test_broken_connector_fails(
+    ids: list[str],
+    driver: type[ConnectorDriver],
+    fragments: list[str],
+    kafka_bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    project = _support.project_for(tmp_path, driver)
+    run = _support.run_checks(project, ids, kafka_bootstrap, tmp_path)
+    for check_id in ids:
+        _support.assert_outcome(run, check_id, Outcome.FAILED)
+        (result,) = [r for r in run.results if r.id == check_id]
+        for fragment in fragments:
+            assert fragment in result.message, _support.describe(run)
