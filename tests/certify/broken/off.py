@@ -1,0 +1,406 @@
+"""Connectors with offset defects, each failing an OFF check, and their drivers.
+
+Each is a small subclass of a reference connector (SQLite or FileStream) that gets one thing about
+offsets wrong; its driver is the reference driver pointed at it.
+
+Sources:
+
+- ``SqliteIgnoresOffsetsSourceConnector`` reads every table from the first row, whatever offset is
+  stored (OFF-01, OFF-02, OFF-03).
+- ``SqliteRepeatsRowSourceConnector`` resumes with the row it stored (``id >= last``): one
+  duplicate per resume (OFF-01, OFF-03).
+- ``SqliteSkipsRowSourceConnector`` resumes one row too far (``id > last + 1``) (OFF-03).
+- ``ReadAheadFileStreamSourceConnector`` reads ten lines ahead and gives every record the
+  position after the last line read, not after its own: an offset ahead of what it emitted
+  (OFF-03).
+- ``RestartingFileStreamSourceConnector`` starts the file over when the stored position is past
+  its end; ``RejectingFileStreamSourceConnector`` fails then (OFF-04).
+- ``SideFileFileStreamSourceConnector`` keeps its position in a file of its own, which wins over
+  the worker's offsets, so resetting those changes nothing (OFF-08).
+
+Sinks:
+
+- ``EagerCommitFileStreamSinkConnector`` buffers records in put() and writes them only when it
+  stops, while the default pre_commit() lets the worker commit them (OFF-05, OFF-07).
+- ``ForgetfulFileStreamSinkConnector`` writes in chunks of 25 and drops the rest on stop
+  (OFF-06).
+- ``NeverCommitsFileStreamSinkConnector`` writes at once but returns no offsets from
+  pre_commit(), so a restart writes everything again (OFF-06).
+- ``SelfRewindingFileStreamSinkConnector`` keeps its offsets in a file of its own and rewinds to
+  them in open(), so resetting the group's offsets changes nothing (OFF-08).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from typing_extensions import override
+
+from cdk import (
+    ConnectException,
+    OffsetAndMetadata,
+    Schema,
+    SinkRecord,
+    SinkTask,
+    SourceRecord,
+    SourceTask,
+    TopicPartition,
+)
+from reference_connectors.filestream import FileStreamSinkConnector, FileStreamSourceConnector
+from reference_connectors.filestream._sink import FileStreamSinkTask
+from reference_connectors.filestream._source import (
+    FILENAME_FIELD,
+    POSITION_FIELD,
+    FileStreamSourceTask,
+)
+from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
+from reference_connectors.sqlite._source import SqliteSourceConnector, SqliteSourceTask
+from reference_connectors.sqlite.certify import SqliteSourceDriver
+
+log = logging.getLogger(__name__)
+
+
+# ============================================================================ SQLite sources
+class _IgnoresOffsetsTask(SqliteSourceTask):
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        for table in self._tables:
+            table.last = None  # "a full copy is safer": every restart re-reads every row
+
+
+class SqliteIgnoresOffsetsSourceConnector(SqliteSourceConnector):
+    """Reads every table from its first row, ignoring the stored offsets."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _IgnoresOffsetsTask
+
+
+class IgnoresOffsetsDriver(SqliteSourceDriver):
+    connector: ClassVar[type] = SqliteIgnoresOffsetsSourceConnector
+
+
+class _RepeatsRowTask(SqliteSourceTask):
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        for table in self._tables:
+            if table.last is not None:
+                table.last -= 1  # as if the query were "id >= last"
+
+
+class SqliteRepeatsRowSourceConnector(SqliteSourceConnector):
+    """Resumes with the last row it emitted (``id >= last``): one duplicate per resume."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _RepeatsRowTask
+
+
+class RepeatsRowDriver(SqliteSourceDriver):
+    connector: ClassVar[type] = SqliteRepeatsRowSourceConnector
+
+
+class _SkipsRowTask(SqliteSourceTask):
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        for table in self._tables:
+            if table.last is not None:
+                table.last += 1  # as if the stored value were the next row to skip past
+
+
+class SqliteSkipsRowSourceConnector(SqliteSourceConnector):
+    """Resumes one row too far (``id > last + 1``): one row lost per resume."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _SkipsRowTask
+
+
+class SkipsRowDriver(SqliteSourceDriver):
+    connector: ClassVar[type] = SqliteSkipsRowSourceConnector
+
+
+# ======================================================================== FileStream sources
+_READ_AHEAD = 10
+_EMIT = 5
+
+
+class _ReadAheadTask(FileStreamSourceTask):
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: list[str] = []
+
+    @override
+    def poll(self) -> list[SourceRecord] | None:
+        stream = self._open()
+        if stream is None:
+            self._stop.wait(0.2)
+            return None
+        while not self._pending or len(self._pending) < _READ_AHEAD:
+            line = stream.readline()
+            if not line or not line.endswith(b"\n"):
+                stream.seek(self._position)  # nothing more, or a partial line: later
+                break
+            self._position += len(line)
+            self._pending.append(line.rstrip(b"\r\n").decode("utf-8", errors="replace"))
+        if not self._pending:
+            self._stop.wait(0.2)
+            return None
+        batch, self._pending = self._pending[:_EMIT], self._pending[_EMIT:]
+        # The defect: every record carries the read-ahead position, not the one after its line.
+        return [
+            SourceRecord(
+                {FILENAME_FIELD: self._filename},
+                {POSITION_FIELD: self._position},
+                self._topic,
+                None,
+                value_schema=Schema.STRING_SCHEMA,
+                value=text,
+            )
+            for text in batch
+        ]
+
+
+class ReadAheadFileStreamSourceConnector(FileStreamSourceConnector):
+    """Gives every record the read-ahead position (up to ten lines past its own)."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _ReadAheadTask
+
+
+class ReadAheadDriver(FileStreamSourceDriver):
+    connector: ClassVar[type] = ReadAheadFileStreamSourceConnector
+
+
+def _file_size(filename: str | None) -> int:
+    try:
+        return os.path.getsize(filename or "")
+    except OSError:
+        return 0
+
+
+class _RestartingTask(FileStreamSourceTask):
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        if self._position > _file_size(self._filename):
+            log.warning(
+                "Stored position %d is past the end of the file: starting over", self._position
+            )
+            self._position = 0
+
+
+class RestartingFileStreamSourceConnector(FileStreamSourceConnector):
+    """Starts the file over when the stored position is past its end (re-emits everything)."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _RestartingTask
+
+
+class RestartingDriver(FileStreamSourceDriver):
+    connector: ClassVar[type] = RestartingFileStreamSourceConnector
+
+
+class _RejectingTask(FileStreamSourceTask):
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        size = _file_size(self._filename)
+        if self._position > size:
+            raise ConnectException(
+                f"Stored position {self._position} is past the end of {self._filename} "
+                f"({size} bytes)"
+            )
+
+
+class RejectingFileStreamSourceConnector(FileStreamSourceConnector):
+    """Fails to start when the stored position is past the end of the file."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _RejectingTask
+
+
+class RejectingDriver(FileStreamSourceDriver):
+    connector: ClassVar[type] = RejectingFileStreamSourceConnector
+
+
+class _SideFileTask(FileStreamSourceTask):
+    @property
+    def _side(self) -> Path:
+        return Path(f"{self._filename}.position")
+
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        if self._side.exists():
+            self._position = int(self._side.read_text(encoding="utf-8"))  # wins over the offset
+
+    @override
+    def poll(self) -> list[SourceRecord] | None:
+        records = super().poll()
+        if records:
+            self._side.write_text(str(self._position), encoding="utf-8")
+        return records
+
+
+class SideFileFileStreamSourceConnector(FileStreamSourceConnector):
+    """Resumes from a position file of its own, whatever the worker's offsets say."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _SideFileTask
+
+
+class SideFileDriver(FileStreamSourceDriver):
+    connector: ClassVar[type] = SideFileFileStreamSourceConnector
+
+
+# ========================================================================== FileStream sinks
+class _EagerCommitTask(FileStreamSinkTask):
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: list[SinkRecord] = []
+
+    @override
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        self._pending.extend(records)  # written on stop; pre_commit still commits them
+        if len(self._pending) >= 100_000:
+            super().put(self._pending)
+            self._pending = []
+
+    @override
+    def stop(self) -> None:
+        if self._pending and self._out is not None:
+            super().put(self._pending)
+            self._pending = []
+            super().flush({})
+        super().stop()
+
+
+class EagerCommitFileStreamSinkConnector(FileStreamSinkConnector):
+    """Buffers records until it stops, while the default pre_commit commits their offsets."""
+
+    @override
+    def task_class(self) -> type[SinkTask]:
+        return _EagerCommitTask
+
+
+class EagerCommitDriver(FileStreamSinkDriver):
+    connector: ClassVar[type] = EagerCommitFileStreamSinkConnector
+
+
+_CHUNK = 25
+
+
+class _ForgetfulTask(FileStreamSinkTask):
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: list[SinkRecord] = []
+
+    @override
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        self._pending.extend(records)
+        while len(self._pending) >= _CHUNK:
+            super().put(self._pending[:_CHUNK])
+            self._pending = self._pending[_CHUNK:]
+
+    @override
+    def stop(self) -> None:
+        self._pending = []  # the defect: the partial chunk is dropped, its offsets committed
+        super().stop()
+
+
+class ForgetfulFileStreamSinkConnector(FileStreamSinkConnector):
+    """Writes in chunks of 25 records and drops the partial chunk on stop."""
+
+    @override
+    def task_class(self) -> type[SinkTask]:
+        return _ForgetfulTask
+
+
+class ForgetfulDriver(FileStreamSinkDriver):
+    connector: ClassVar[type] = ForgetfulFileStreamSinkConnector
+
+
+class _NeverCommitsTask(FileStreamSinkTask):
+    @override
+    def pre_commit(
+        self, current_offsets: dict[TopicPartition, OffsetAndMetadata]
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        self.flush(current_offsets)
+        return {}  # the defect: nothing is ever committed, a restart writes everything again
+
+
+class NeverCommitsFileStreamSinkConnector(FileStreamSinkConnector):
+    """Writes at once but never lets the worker commit offsets."""
+
+    @override
+    def task_class(self) -> type[SinkTask]:
+        return _NeverCommitsTask
+
+
+class NeverCommitsDriver(FileStreamSinkDriver):
+    connector: ClassVar[type] = NeverCommitsFileStreamSinkConnector
+
+
+class _SelfRewindingTask(FileStreamSinkTask):
+    def __init__(self) -> None:
+        super().__init__()
+        self._side = Path()
+        self._next: dict[str, int] = {}
+
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        self._side = Path(f"{props['file']}.offsets")
+        if self._side.exists():
+            stored: dict[str, Any] = json.loads(self._side.read_text(encoding="utf-8"))
+            self._next = {k: int(v) for k, v in stored.items()}
+
+    @override
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        super().put(records)
+        for record in records:
+            self._next[f"{record.topic}:{record.kafka_partition}"] = record.kafka_offset + 1
+
+    @override
+    def pre_commit(
+        self, current_offsets: dict[TopicPartition, OffsetAndMetadata]
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        self.flush(current_offsets)
+        if self._next:
+            self._side.write_text(json.dumps(self._next), encoding="utf-8")
+        return current_offsets
+
+    @override
+    def open(self, partitions: Collection[TopicPartition]) -> None:
+        rewinds = {
+            tp: self._next[f"{tp.topic}:{tp.partition}"]
+            for tp in partitions
+            if f"{tp.topic}:{tp.partition}" in self._next
+        }
+        if rewinds:
+            self.context.offset(rewinds)  # the defect: wins over the (reset) group offsets
+
+
+class SelfRewindingFileStreamSinkConnector(FileStreamSinkConnector):
+    """Rewinds to offsets kept in a file of its own, whatever the consumer group says."""
+
+    @override
+    def task_class(self) -> type[SinkTask]:
+        return _SelfRewindingTask
+
+
+class SelfRewindingDriver(FileStreamSinkDriver):
+    connector: ClassVar[type] = SelfRewindingFileStreamSinkConnector

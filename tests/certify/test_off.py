@@ -1,0 +1,100 @@
+"""The OFF suite proves itself: the reference connectors pass it, each broken connector fails.
+
+The broken connectors (tests/certify/broken/off.py) get one thing about offsets wrong each; the
+tests assert that the checks about it fail with a message naming the defect (the missing,
+duplicate or unexpected ids, the committed offset that covers unstored records...).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import ConnectorDriver
+from harness.certify import Outcome
+from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
+from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify import _support
+from tests.certify.broken import off as broken
+
+SOURCE_IDS = ["OFF-01", "OFF-02", "OFF-03", "OFF-04", "OFF-08"]
+SINK_IDS = ["OFF-05", "OFF-06", "OFF-07", "OFF-08"]
+
+
+@pytest.mark.parametrize(
+    "drivers",
+    [
+        pytest.param((FileStreamSourceDriver, FileStreamSinkDriver), id="filestream"),
+        pytest.param((SqliteSourceDriver, SqliteSinkDriver), id="sqlite"),
+    ],
+)
+def test_correct_connectors_pass(
+    drivers: tuple[type[ConnectorDriver], ...], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(tmp_path, *drivers)
+    run = _support.run_checks(project, ["OFF"], kafka_bootstrap, tmp_path)
+    assert len(run.results) == len(SOURCE_IDS) + len(SINK_IDS), _support.describe(run)
+    for result in run.results:
+        _support.assert_outcome(run, result.id, Outcome.PASSED, subject=result.subject)
+    # the crash checks report the duplicates they counted
+    metrics = {m.name for r in run.results for m in r.metrics}
+    assert metrics == {"source.crash.duplicates", "sink.crash.duplicates"}
+
+
+#: (driver, {check id: fragments its failure message must contain}).
+BROKEN: list[tuple[type[ConnectorDriver], dict[str, list[str]]]] = [
+    (
+        broken.IgnoresOffsetsDriver,
+        {
+            "OFF-01": ["after a clean stop of the worker", "duplicates (ids 1, 2, 3"],
+            "OFF-02": ["kill -9", "more than the bound", "records were in Kafka at the kill"],
+            "OFF-03": ["resuming", "unexpected (ids 1)"],
+        },
+    ),
+    (
+        broken.RepeatsRowDriver,
+        {
+            "OFF-01": ["1 duplicates"],
+            "OFF-03": ['from offset {"incrementing": 1}', "1 unexpected (ids 1)"],
+        },
+    ),
+    (broken.SkipsRowDriver, {"OFF-03": ['from offset {"incrementing": 1}', "1 missing (ids 2)"]}),
+    (broken.ReadAheadDriver, {"OFF-03": ["(the offset of record 1,", "9 missing"]}),
+    (broken.RestartingDriver, {"OFF-04": ["emitted 20 records"]}),
+    (broken.RejectingDriver, {"OFF-04": ["raised ConnectException", "past the end"]}),
+    (broken.SideFileDriver, {"OFF-08": ["40 of the 40 records were not emitted again"]}),
+    (
+        broken.EagerCommitDriver,
+        {
+            "OFF-05": ["committed offset 20 on partition 0", "20 of the 20 records below it"],
+            "OFF-07": ["kill -9", "missing (ids 1,"],
+        },
+    ),
+    (broken.ForgetfulDriver, {"OFF-06": ["after a clean stop", "missing"]}),
+    (broken.NeverCommitsDriver, {"OFF-06": ["after a clean stop", "duplicates"]}),
+    (broken.SelfRewindingDriver, {"OFF-08": ["were not given to put() again"]}),
+]
+
+
+@pytest.mark.parametrize(
+    ("driver", "failures"), BROKEN, ids=[driver.__name__ for driver, _ in BROKEN]
+)
+def test_broken_connector_fails(
+    driver: type[ConnectorDriver],
+    failures: dict[str, list[str]],
+    kafka_bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    project = _support.project_for(tmp_path, driver)
+    run = _support.run_checks(project, list(failures), kafka_bootstrap, tmp_path)
+    for check_id, fragments in failures.items():
+        _support.assert_outcome(run, check_id, Outcome.FAILED)
+        (result,) = [r for r in run.results if r.id == check_id]
+        for fragment in fragments:
+            assert fragment in result.message, _support.describe(run)
+
+
+def test_every_check_has_a_broken_connector() -> None:
+    failed = {check_id for _, failures in BROKEN for check_id in failures}
+    assert failed == set(SOURCE_IDS) | set(SINK_IDS)
