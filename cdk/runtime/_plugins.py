@@ -199,6 +199,17 @@ class Plugins:
         registry.descs.sort(key=lambda d: (d.class_name, d.type.value))
         return registry
 
+    def remember(self, cls: type) -> None:
+        """Make ``cls`` loadable by its class path (``package.module.Class``) from now on.
+
+        The worker remembers the task class each connector returns, so the task starts even
+        when the class is not importable by that path (defined inside a function, or made at
+        run time, as the certification harness does to instrument a connector).
+        """
+        registry = self._scan()
+        with self._lock:
+            registry.exact[f"{cls.__module__}.{cls.__qualname__}"] = cls
+
     # ------------------------------------------------------------------ listing
     def all(self) -> list[PluginDesc]:
         """Every discovered plugin, sorted by class name (a class of two kinds appears twice)."""

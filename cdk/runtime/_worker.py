@@ -410,6 +410,8 @@ class Worker:
         except Exception as exc:
             self._connector_failed(entry, exc, "Failed to generate task configs of connector")
             raise ConnectException(f"Connector {name} failed to generate task configs") from exc
+        if isinstance(task_class, type):
+            self.plugins.remember(task_class)
         result: list[dict[str, str]] = []
         raw_configs: list[Any] = list(configs)
         for index, task_config in enumerate(raw_configs):

@@ -500,8 +500,8 @@ class CheckContext:
         """
         want = Counter(expected)
         got = Counter(actual)
-        missing = sorted((want - got).keys(), key=repr)
-        unexpected = sorted(set(got) - set(want), key=repr)
+        missing = sorted((want - got).keys(), key=_id_order)
+        unexpected = sorted(set(got) - set(want), key=_id_order)
         duplicates = {k: n - 1 for k, n in got.items() if n > 1 and k in want}
         dup_count = sum(duplicates.values())
         problems = []
@@ -512,7 +512,9 @@ class CheckContext:
         too_many = max_duplicates is not None and dup_count > max_duplicates
         if dup_count and (not allow_duplicates or too_many):
             bound = f", more than the bound of {max_duplicates}" if too_many else ""
-            problems.append(f"{dup_count} duplicates{bound} (ids {_sample(sorted(duplicates))})")
+            problems.append(
+                f"{dup_count} duplicates{bound} (ids {_sample(sorted(duplicates, key=_id_order))})"
+            )
         if problems:
             raise CheckFailed(
                 f"{what}: each of the {len(want)} records exactly "
@@ -689,6 +691,13 @@ def _json_converter(*, is_key: bool) -> JsonConverter:
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _id_order(value: Hashable) -> tuple[int, float, str]:
+    # ints in numeric order first, anything else by its text
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, repr(value))
 
 
 def _sample(items: Sequence[Any], limit: int = 10) -> str:

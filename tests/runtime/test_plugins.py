@@ -166,3 +166,22 @@ def test_new_connector_instances() -> None:
     assert isinstance(connector, AcmeSinkConnector)
     assert SinkRecord is not None  # the API the connectors build on is importable
     assert "plugins" in repr(plugins) or "scanned" in repr(plugins)
+
+
+def test_remembered_classes_load_by_class_path_even_when_not_importable() -> None:
+    def make_task() -> type[SourceTask]:
+        class LocalTask(_NoopTask):
+            pass
+
+        return LocalTask
+
+    plugins = Plugins()
+    local = make_task()
+    path = f"{local.__module__}.{local.__qualname__}"
+    with pytest.raises(ConfigException, match="could not be found"):
+        plugins.load(path)
+    plugins.remember(local)
+    assert plugins.load(path) is local
+    newer = make_task()
+    plugins.remember(newer)
+    assert plugins.load(path) is newer
