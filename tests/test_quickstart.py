@@ -1,4 +1,4 @@
-"""The FileStream quickstart (`make quickstart`, `python -m harness.quickstart`) works end to end."""
+"""The FileStream quickstart (`make quickstart`) works end to end."""
 
 from __future__ import annotations
 
