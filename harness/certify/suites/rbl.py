@@ -6,9 +6,8 @@ reassigned in a consumer group rebalance. Each check moves the work while record
 every record must still arrive.
 
 The sink checks watch the partitions come and go: they run a subclass of the connector, made in
-the check, whose task records every ``open``, ``close``, ``put`` and ``stop`` call. The worker
-loads task classes by class path, so these classes are reachable as attributes of this module
-while their check runs.
+the check and given to the check's worker as a plugin, whose task records every ``open``,
+``close``, ``put`` and ``stop`` call.
 """
 
 from __future__ import annotations
@@ -44,19 +43,8 @@ TASKS_TIMEOUT_S = 20.0
 REBALANCE_TIMEOUT_S = 40.0
 #: How long the sink tasks.max checks wait for the group before they call it wedged, and how
 #: many times they try (see :class:`BrokerRebalanceError`).
-WEDGE_TIMEOUT_S = 20.0
-SINK_ATTEMPTS = 3
-
-#: The instrumented classes of the running checks, by name (see the module's ``__getattr__``).
-_INSTRUMENTED: dict[str, type] = {}
-
-
-def __getattr__(name: str) -> type:
-    """The instrumented classes the checks made (the worker imports task classes by path)."""
-    try:
-        return _INSTRUMENTED[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+WEDGE_TIMEOUT_S = 15.0
+SINK_ATTEMPTS = 5
 
 
 class BrokerRebalanceError(RuntimeError):
@@ -174,14 +162,12 @@ class _Instrumented:
         return class_path(self.connector)
 
 
-@contextlib.contextmanager
-def _instrumented(cls: type[SinkConnector]) -> Iterator[_Instrumented]:
-    """An instrumented subclass of ``cls`` (reachable through this module while the block runs)."""
+def _instrument(cls: type[SinkConnector]) -> _Instrumented:
+    """A subclass of ``cls`` whose tasks record their calls; its name is unique to the check."""
     token = uuid.uuid4().hex[:8]
     log = _CallLog()
     lock = threading.Lock()
     tasks: dict[type, type[SinkTask]] = {}
-    names: list[str] = []
 
     def task_class(self: Any) -> type[SinkTask]:
         real = cls.task_class(self)
@@ -189,23 +175,14 @@ def _instrumented(cls: type[SinkConnector]) -> Iterator[_Instrumented]:
             raise TypeError(f"{cls.__name__}.task_class() returned {real!r}, not a SinkTask")
         with lock:
             if real not in tasks:
-                name = f"Certify{token}{real.__name__}"
-                tasks[real] = _instrument_task(real, log, name)
-                _INSTRUMENTED[name] = tasks[real]
-                names.append(name)
+                tasks[real] = _instrument_task(real, log, f"Certify{token}{real.__name__}")
             return tasks[real]
 
     name = f"Certify{token}{cls.__name__}"
     connector: type[SinkConnector] = type(
         name, (cls,), {"task_class": task_class, "__module__": __name__, "__qualname__": name}
     )
-    _INSTRUMENTED[name] = connector
-    names.append(name)
-    try:
-        yield _Instrumented(connector, log)
-    finally:
-        for registered in names:
-            _INSTRUMENTED.pop(registered, None)
+    return _Instrumented(connector, log)
 
 
 @contextlib.contextmanager
@@ -304,7 +281,7 @@ def _await_split(
     tasks: int,
     old: set[int],
     when: str,
-    timeout: float = REBALANCE_TIMEOUT_S,
+    timeout: float | None = None,
 ) -> dict[int, set[tuple[str, int]]]:
     """Wait until ``tasks`` new task instances have ``partitions`` open between them.
 
@@ -323,7 +300,7 @@ def _await_split(
     try:
         return ctx.wait_for(
             split,
-            timeout,
+            REBALANCE_TIMEOUT_S if timeout is None else timeout,
             expected=f"{when}, each of the {len(partitions)} partitions open in exactly one of "
             f"the {tasks} new task{'s' if tasks > 1 else ''} (disjoint assignments covering the "
             "topic)",
@@ -418,11 +395,8 @@ def _sink_tasks_scenario(
     ctx: CheckContext, connector_class: type[SinkConnector], before: int, after: int
 ) -> None:
     change = f"tasks.max {before} -> {after}"
-    with (
-        ctx.driver() as d,
-        _instrumented(connector_class) as made,
-        _worker_with(ctx, made.connector) as w,
-    ):
+    made = _instrument(connector_class)
+    with ctx.driver() as d, _worker_with(ctx, made.connector) as w:
         flow = Flow.open(ctx, d, partitions=SINK_PARTITIONS)
         everything = {(flow.topic, p) for p in range(SINK_PARTITIONS)}
         config = {**flow.config(tasks_max=before), "connector.class": made.class_name}
@@ -542,11 +516,8 @@ def sink_rebalance(ctx: CheckContext) -> None:
     connector_class = ctx.connector_class
     if not issubclass(connector_class, SinkConnector):
         raise CheckSkipped("not a sink connector")
-    with (
-        ctx.driver() as d,
-        _instrumented(connector_class) as made,
-        _worker_with(ctx, made.connector) as w,
-    ):
+    made = _instrument(connector_class)
+    with ctx.driver() as d, _worker_with(ctx, made.connector) as w:
         log = made.log
         flow = Flow.open(ctx, d, partitions=SINK_PARTITIONS)
         everything = {(flow.topic, p) for p in range(SINK_PARTITIONS)}

@@ -42,7 +42,8 @@ __all__ = ["Flow", "await_running", "brief_status", "call", "trace_head"]
 
 #: Records sent in each phase of a check (before and after the event).
 BATCH = 40
-#: How long records may take to arrive, and connectors and tasks to change state.
+#: How long records may take to arrive, and connectors and tasks to change state (read when
+#: a check runs: the kit's tests shorten them where a broken connector fails at a deadline).
 DELIVERY_TIMEOUT_S = 30.0
 STATE_TIMEOUT_S = 45.0
 #: How long RST-04 gives the tasks to report PAUSED, then watches for records while paused.
@@ -143,9 +144,12 @@ class Flow:
         )
         return self.ctx.source_ids(self.driver, records)
 
-    def delivered(self, timeout: float = DELIVERY_TIMEOUT_S) -> list[Hashable]:
-        """The delivered ids once every sent id arrived, or what arrived by the deadline."""
-        deadline = time.monotonic() + timeout
+    def delivered(self, timeout: float | None = None) -> list[Hashable]:
+        """The delivered ids once every sent id arrived, or what arrived by the deadline.
+
+        ``timeout`` defaults to :data:`DELIVERY_TIMEOUT_S`.
+        """
+        deadline = time.monotonic() + (DELIVERY_TIMEOUT_S if timeout is None else timeout)
         wanted = set(self.sent)
         if self.ctx.kind == "sink":
             got: list[Hashable] = []
@@ -167,7 +171,7 @@ class Flow:
                 return ids
             needed = len(ids) + len(missing)
 
-    def expect_all(self, what: str, timeout: float = DELIVERY_TIMEOUT_S) -> list[Hashable]:
+    def expect_all(self, what: str, timeout: float | None = None) -> list[Hashable]:
         """Wait for every sent record; fail naming missing and unexpected ids.
 
         Duplicates fail only when the driver claims exactly-once delivery.
@@ -232,13 +236,14 @@ def await_running(
     *,
     when: str,
     tasks: int | None = None,
-    timeout: float = STATE_TIMEOUT_S,
+    timeout: float | None = None,
     why: str = "",
 ) -> dict[str, Any]:
     """Wait until the connector and its tasks (``tasks`` of them, if given) are RUNNING.
 
     Fails at once when the connector or a task is FAILED, with its exception; ``when`` says at
     which step (``after POST /connectors/c/restart``), ``why`` adds to what is expected.
+    ``timeout`` defaults to :data:`STATE_TIMEOUT_S`.
     """
     count = "" if tasks is None else f" ({tasks} task{'s' if tasks != 1 else ''})"
     expected = f"connector {name} and its tasks{count} to be RUNNING {when}" + (
@@ -266,7 +271,7 @@ def await_running(
 
     return w.ctx.wait_for(
         reached,
-        timeout,
+        STATE_TIMEOUT_S if timeout is None else timeout,
         expected=expected,
         actual=lambda: f"the status is {brief_status(w.status(name))}",
     )
