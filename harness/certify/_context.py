@@ -323,6 +323,29 @@ class CheckContext:
         key_conv.configure(settings, True)
         value_conv: Any = plugins.load(converter)()
         value_conv.configure(settings, False)
+        payload = [
+            (
+                key_conv.from_connect_data(topic, key.schema, key.value),
+                value_conv.from_connect_data(topic, value.schema, value.value),
+            )
+            for key, value in records
+        ]
+        return self.produce_raw(topic, payload, partition=partition)
+
+    def produce_raw(
+        self,
+        topic: str,
+        payload: Iterable[tuple[bytes | None, bytes | None]],
+        *,
+        partition: int | None = None,
+    ) -> list[tuple[int, int]]:
+        """Produce raw (key, value) bytes in order; wait for every ack.
+
+        Returns the (partition, offset) of each record, in order.
+
+        Raises:
+            ConnectException: a record was not acknowledged (the harness could not produce).
+        """
         producer = new_producer(producer_config(self.bootstrap_servers, {"linger.ms": 5}))
         results: list[tuple[int, int] | None] = []
         errors: list[str] = []
@@ -337,10 +360,8 @@ class CheckContext:
             return on_delivery
 
         extra: dict[str, Any] = {} if partition is None else {"partition": partition}
-        for index, (key, value) in enumerate(records):
+        for index, (key_bytes, value_bytes) in enumerate(payload):
             results.append(None)
-            key_bytes = key_conv.from_connect_data(topic, key.schema, key.value)
-            value_bytes = value_conv.from_connect_data(topic, value.schema, value.value)
             while True:
                 try:
                     producer.produce(

@@ -25,7 +25,7 @@ from typing import Any
 import cdk.runtime
 from cdk.converters import JsonConverter
 from cdk.errors import ConnectException
-from cdk.kafka import consumer_config, list_topics, new_consumer, new_producer, producer_config
+from cdk.kafka import consumer_config, list_topics, new_consumer
 from harness._driver import Delivery
 from harness.certify._checks import CheckFailed, check
 from harness.certify._context import CheckContext, WorkerHandle
@@ -381,7 +381,7 @@ def _tolerance_sink(ctx: CheckContext, d: Any, w: WorkerHandle) -> None:
         else:
             good_bytes = value_conv.from_connect_data(topic, value.schema, value.value)
             payload.append((key_bytes, good_bytes))
-    coordinates = _produce_raw(ctx, topic, payload)
+    coordinates = ctx.produce_raw(topic, payload)
     poison_at = {raw: coordinates[ids.index(record_id)] for raw, record_id in poison_values.items()}
     config = ctx.connector_config(
         d,
@@ -642,36 +642,6 @@ def _json(*, is_key: bool) -> JsonConverter:
     converter = JsonConverter()
     converter.configure({"schemas.enable": "true"}, is_key)
     return converter
-
-
-def _produce_raw(
-    ctx: CheckContext, topic: str, payload: Sequence[tuple[bytes | None, bytes | None]]
-) -> list[tuple[int, int]]:
-    """Produce raw key/value bytes in order; the (partition, offset) of each."""
-    producer = new_producer(producer_config(ctx.bootstrap_servers, {"linger.ms": 5}))
-    results: list[tuple[int, int] | None] = [None] * len(payload)
-    errors: list[str] = []
-
-    def deliver(index: int) -> Any:
-        def on_delivery(err: Any, msg: Any) -> None:
-            if err is not None:
-                errors.append(str(err))
-            else:
-                results[index] = (msg.partition(), msg.offset())
-
-        return on_delivery
-
-    for index, (key, value) in enumerate(payload):
-        producer.produce(topic, key=key, value=value, on_delivery=deliver(index))
-        producer.poll(0)
-    remaining = producer.flush(60)
-    done = [r for r in results if r is not None]
-    if remaining or errors or len(done) != len(payload):
-        raise RuntimeError(
-            f"the harness could not produce to {topic}: {remaining} unacknowledged, "
-            f"errors {errors[:3]}"
-        )
-    return done
 
 
 def _read_dlq(ctx: CheckContext, dlq: str, count: int) -> list[Any]:
