@@ -70,7 +70,7 @@ def same_shape(recorded: Any, ours: Any, path: str = "$") -> None:
 
 
 def test_replays_the_recorded_kafka_exchanges(kafka_bootstrap: str, tmp_path: Path) -> None:
-    # only the FileStream connectors are installed, as on the recorded worker
+    # the recorded worker had only the FileStream connectors: the plugin list is compared on those
     with EmbeddedWorker(worker_props(kafka_bootstrap)) as worker:
         assert worker.rest_url is not None
         with httpx.Client(base_url=worker.rest_url, timeout=30) as client:
@@ -117,7 +117,11 @@ def replay(client: httpx.Client, tmp_path: Path) -> None:
             assert response.content == b"", context
             continue
         assert response.headers["content-type"].startswith("application/json"), context
-        same_shape(recorded, response.json(), context)
+        ours = response.json()
+        if path.startswith("/connector-plugins") and isinstance(ours, list):
+            # the recorded worker had only the FileStream connectors; this one has more
+            ours = [p for p in ours if "filestream" in p["class"].lower()]
+        same_shape(recorded, ours, context)
 
 
 def test_errors_have_kafka_bodies(client: httpx.Client) -> None:
