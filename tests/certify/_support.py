@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness import ConnectorDriver
-from harness.certify import CertificationRun, Outcome, Project, certify
+from harness.certify import CertificationRun, CheckResult, Outcome, Project, certify
 
 
 def project_for(
@@ -53,3 +53,19 @@ def assert_outcome(
             f"{check_id} [{result.subject}] ended {result.outcome}, expected {outcome}:\n"
             + describe(run)
         )
+
+
+def assert_broken_fails(
+    check_id: str,
+    driver: type[ConnectorDriver],
+    fragments: Sequence[str],
+    kafka_bootstrap: str,
+    tmp_path: Path,
+) -> CheckResult:
+    """Run ``check_id`` against a broken ``driver``: it must fail, naming every fragment."""
+    run = run_checks(project_for(tmp_path, driver), [check_id], kafka_bootstrap, tmp_path)
+    assert_outcome(run, check_id, Outcome.FAILED)
+    (result,) = run.results
+    for fragment in fragments:
+        assert fragment in result.message, describe(run)
+    return result

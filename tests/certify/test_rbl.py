@@ -109,12 +109,7 @@ def test_broken_connector_fails(
     kafka_bootstrap: str,
     tmp_path: Path,
 ) -> None:
-    project = _support.project_for(tmp_path, driver)
-    run = _support.run_checks(project, [check_id], kafka_bootstrap, tmp_path)
-    _support.assert_outcome(run, check_id, Outcome.FAILED)
-    (result,) = run.results
-    for fragment in fragments:
-        assert fragment in result.message, _support.describe(run)
+    _support.assert_broken_fails(check_id, driver, fragments, kafka_bootstrap, tmp_path)
 
 
 def test_every_rbl_check_has_a_broken_connector() -> None:
