@@ -154,6 +154,8 @@ class WorkerSinkTask(WorkerTask):
         self._partitions_closed = False
 
         self._wakeup = False
+        # how many times the group gave this task its partitions (see in_group_since)
+        self._assignments = 0
         # topics.regex: matched in Python against the cluster's topics (Java's whole-name match,
         # Java syntax such as \d), subscribed by name, refreshed every TOPICS_REFRESH_S
         self._topics_pattern: re.Pattern[str] | None = None
@@ -172,6 +174,29 @@ class WorkerSinkTask(WorkerTask):
     @override
     def _wake_up(self) -> None:
         self._wakeup = True
+
+    @property
+    def group_id(self) -> str:
+        """The consumer group the task's consumer joins."""
+        return str(self._consumer_config["group.id"])
+
+    @property
+    def assignments(self) -> int:
+        """How many assignments the group has given the task so far (a rebalance marker)."""
+        return self._assignments
+
+    def rejoined_since(self, mark: int) -> bool:
+        """Whether the task finished a rebalance after ``mark`` (or is no longer a member).
+
+        A task that has stopped, failed or not yet joined cannot hold a rebalance up, so it
+        counts as done.
+        """
+        return (
+            self._assignments > mark
+            or self._consumer is None
+            or self._stopping
+            or not self.thread.is_alive()
+        )
 
     def raw_record_for(self, record: SinkRecord) -> ConsumedRecord | None:
         """The raw Kafka record a delivered sink record came from (for the DLQ), if known."""
@@ -603,6 +628,7 @@ class WorkerSinkTask(WorkerTask):
             self._pause_all()
         elif paused:
             consumer.pause(_kafka_partitions(paused))
+        self._assignments += 1
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
         log.debug("%s partitions revoked", self)

@@ -65,6 +65,8 @@ CONNECTOR_STOP_TIMEOUT_S = 5.0
 
 ConnectorType = Literal["source", "sink"]
 _Runner = WorkerSourceTask | WorkerSinkTask
+#: How long the remaining tasks of a sink get to finish a rebalance before the next one leaves.
+REJOIN_TIMEOUT_S = 15.0
 
 
 class ConnectorListener(Protocol):
@@ -742,22 +744,42 @@ class Worker:
     def stop_tasks(self, ids: Collection[ConnectorTaskId], timeout_s: float | None = None) -> None:
         """Stop tasks gracefully: each commits its offsets; wait up to the graceful timeout.
 
+        The tasks of one sink leave their consumer group one at a time: after one has left,
+        the group's remaining tasks finish the rebalance it causes (for up to
+        :data:`REJOIN_TIMEOUT_S`) before the next one leaves. A group whose members all leave
+        during one rebalance can be left with a leader that is gone on some brokers (the
+        embedded Tansu keeps it, and the next task to join never gets partitions); leaving one
+        by one always leaves a formed group. Source tasks, and the first task of each sink,
+        are asked to stop at once.
+
         Args:
             ids: the tasks to stop (unknown ids are ignored).
-            timeout_s: the total wait; ``task.shutdown.graceful.timeout.ms`` when None. Tasks
-                still running then are cancelled (they commit and report nothing more).
+            timeout_s: how long each task gets to stop once asked;
+                ``task.shutdown.graceful.timeout.ms`` when None. A task still running then is
+                cancelled (it commits and reports nothing more).
         """
         with self._lock:
             runners = [(tid, self._tasks[tid]) for tid in ids if tid in self._tasks]
         if not runners:
             return
-        for tid, runner in runners:
-            log.info("Stopping task %s", tid)
-            runner.stop()  # only signals: the task's thread stops it and commits
         if timeout_s is None:
             timeout_s = self.config.task_shutdown_timeout_ms / 1000.0
+        waves = _leave_waves(runners)
+        for number, wave in enumerate(waves):
+            staying = [r for later in waves[number + 1 :] for _, r in later]
+            marks = {id(r): r.assignments for r in staying if isinstance(r, WorkerSinkTask)}
+            self._stop_wave(wave, timeout_s)
+            if marks:
+                self._await_rejoin(
+                    [r for r in staying if isinstance(r, WorkerSinkTask)], marks, wave
+                )
+
+    def _stop_wave(self, wave: list[tuple[ConnectorTaskId, _Runner]], timeout_s: float) -> None:
+        for tid, runner in wave:
+            log.info("Stopping task %s", tid)
+            runner.stop()  # only signals: the task's thread stops it and commits
         deadline = time.monotonic() + timeout_s
-        for tid, runner in runners:
+        for tid, runner in wave:
             if not runner.await_stop(max(deadline - time.monotonic(), 0.0)):
                 log.error(
                     "Graceful stop of task %s failed: its thread did not end within %.0f ms; "
@@ -769,6 +791,46 @@ class Worker:
             with self._lock:
                 if self._tasks.get(tid) is runner:
                     del self._tasks[tid]
+
+    @staticmethod
+    def _await_rejoin(
+        staying: list[WorkerSinkTask],
+        marks: dict[int, int],
+        left: list[tuple[ConnectorTaskId, _Runner]],
+    ) -> None:
+        """Wait until the sink tasks that stay have finished the rebalance the wave caused."""
+        groups = {r.group_id for _, r in left if isinstance(r, WorkerSinkTask)}
+        waiting = [r for r in staying if r.group_id in groups]
+        deadline = time.monotonic() + REJOIN_TIMEOUT_S
+        while waiting and time.monotonic() < deadline:
+            waiting = [r for r in waiting if not r.rejoined_since(marks[id(r)])]
+            if waiting:
+                time.sleep(0.02)
+        if waiting:
+            log.warning(
+                "Tasks %s did not finish their consumer group's rebalance within %.0f s; "
+                "stopping them anyway",
+                ", ".join(str(r.id) for r in waiting),
+                REJOIN_TIMEOUT_S,
+            )
+
+
+def _leave_waves(
+    runners: list[tuple[ConnectorTaskId, _Runner]],
+) -> list[list[tuple[ConnectorTaskId, _Runner]]]:
+    """Split the tasks to stop into waves with at most one task of each sink's group."""
+    waves: list[list[tuple[ConnectorTaskId, _Runner]]] = [[]]
+    per_group: dict[str, int] = {}
+    for tid, runner in runners:
+        if not isinstance(runner, WorkerSinkTask):
+            waves[0].append((tid, runner))
+            continue
+        number = per_group.get(runner.group_id, 0)
+        per_group[runner.group_id] = number + 1
+        while len(waves) <= number:
+            waves.append([])
+        waves[number].append((tid, runner))
+    return waves
 
 
 def _with_prefix(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:

@@ -213,3 +213,44 @@ def test_sink_rebalance_calls_close_and_open(
         keys = reader.keys()
     store_keys = wait_store_keys(store, keys).keys()
     assert set(store_keys) == set(keys)
+
+
+def test_sink_scaled_down_leaves_the_group_one_task_at_a_time(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """tasks.max 2 -> 1, twice: the one new task gets every partition each time.
+
+    The old tasks leave the consumer group one at a time: the one that stays takes over every
+    partition before it leaves too (each instance records its own calls, in order). Had both
+    left in the same rebalance, the embedded Tansu would keep the departed leader and never
+    assign the partitions to the new task.
+    """
+    worker = connect()
+    topic = make_topic(kafka_bootstrap, partitions=4)
+    store = tmp_path / "store"
+    sink = unique("rec")
+    sink_config = recording_config(topic, store, tasks_max=2)
+    everything = {(topic, p) for p in range(4)}
+
+    def owners() -> list[set[tuple[str, int]]]:
+        return [a for a in _assignments(read_store(store).events).values() if a]
+
+    worker.rest.create(sink, sink_config)
+    for cycle in (1, 2):
+        wait_until(lambda: len(owners()) == 2, 40, 0.1, lambda: str(owners()))
+        before = {e["instance"] for e in read_store(store).events}
+        worker.rest.put_config(sink, {**sink_config, "tasks.max": "1"})
+        wait_until(lambda: owners() == [everything], 40, 0.1, lambda: str(owners()))
+        history = [e for e in read_store(store).events if e["instance"] in before]
+        stopped = {e["instance"] for e in history if e["event"] == "stop"}
+        assert stopped == before, f"cycle {cycle}: not every old task stopped: {history}"
+        took_over = [
+            e
+            for e in history
+            if e["event"] == "open" and {tuple(p) for p in e["partitions"]} == everything
+        ]
+        assert took_over, (
+            f"cycle {cycle}: no old task took over every partition before it stopped (they "
+            f"left the group together): {history}"
+        )
+        worker.rest.put_config(sink, sink_config)
