@@ -154,7 +154,7 @@ class WorkerSinkTask(WorkerTask):
         self._partitions_closed = False
 
         self._wakeup = False
-        # how many times the group gave this task its partitions (see in_group_since)
+        # how many times the group gave this task its partitions (see rejoined_since)
         self._assignments = 0
         # topics.regex: matched in Python against the cluster's topics (Java's whole-name match,
         # Java syntax such as \d), subscribed by name, refreshed every TOPICS_REFRESH_S

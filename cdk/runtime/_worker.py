@@ -766,13 +766,15 @@ class Worker:
             timeout_s = self.config.task_shutdown_timeout_ms / 1000.0
         waves = _leave_waves(runners)
         for number, wave in enumerate(waves):
-            staying = [r for later in waves[number + 1 :] for _, r in later]
-            marks = {id(r): r.assignments for r in staying if isinstance(r, WorkerSinkTask)}
+            left = {r.group_id for _, r in wave if isinstance(r, WorkerSinkTask)}
+            staying = {
+                r: r.assignments
+                for later in waves[number + 1 :]
+                for _, r in later
+                if isinstance(r, WorkerSinkTask) and r.group_id in left
+            }
             self._stop_wave(wave, timeout_s)
-            if marks:
-                self._await_rejoin(
-                    [r for r in staying if isinstance(r, WorkerSinkTask)], marks, wave
-                )
+            _await_rejoin(staying)
 
     def _stop_wave(self, wave: list[tuple[ConnectorTaskId, _Runner]], timeout_s: float) -> None:
         for tid, runner in wave:
@@ -792,27 +794,22 @@ class Worker:
                 if self._tasks.get(tid) is runner:
                     del self._tasks[tid]
 
-    @staticmethod
-    def _await_rejoin(
-        staying: list[WorkerSinkTask],
-        marks: dict[int, int],
-        left: list[tuple[ConnectorTaskId, _Runner]],
-    ) -> None:
-        """Wait until the sink tasks that stay have finished the rebalance the wave caused."""
-        groups = {r.group_id for _, r in left if isinstance(r, WorkerSinkTask)}
-        waiting = [r for r in staying if r.group_id in groups]
-        deadline = time.monotonic() + REJOIN_TIMEOUT_S
-        while waiting and time.monotonic() < deadline:
-            waiting = [r for r in waiting if not r.rejoined_since(marks[id(r)])]
-            if waiting:
-                time.sleep(0.02)
+
+def _await_rejoin(staying: dict[WorkerSinkTask, int]) -> None:
+    """Wait until each sink task that stays has finished a rebalance after its mark."""
+    waiting = list(staying)
+    deadline = time.monotonic() + REJOIN_TIMEOUT_S
+    while waiting and time.monotonic() < deadline:
+        waiting = [r for r in waiting if not r.rejoined_since(staying[r])]
         if waiting:
-            log.warning(
-                "Tasks %s did not finish their consumer group's rebalance within %.0f s; "
-                "stopping them anyway",
-                ", ".join(str(r.id) for r in waiting),
-                REJOIN_TIMEOUT_S,
-            )
+            time.sleep(0.02)
+    if waiting:
+        log.warning(
+            "Tasks %s did not finish their consumer group's rebalance within %.0f s; "
+            "stopping them anyway",
+            ", ".join(str(r.id) for r in waiting),
+            REJOIN_TIMEOUT_S,
+        )
 
 
 def _leave_waves(

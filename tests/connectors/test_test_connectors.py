@@ -14,13 +14,13 @@ from cdk.api import (
     ErrantRecordReporter,
     OffsetStorageReader,
     SinkRecord,
-    SinkTaskContext,
     SourceConnectorContext,
     SourceTaskContext,
     TopicPartition,
 )
 from cdk.data import Struct
 from cdk.errors import ConnectException, DataException, RetriableException
+from tests._contexts import StubSinkTaskContext
 from tests._wait import wait_until
 from tests.connectors.generator import (
     VALUE_SCHEMA,
@@ -189,36 +189,6 @@ class Reporter(ErrantRecordReporter):
         return future
 
 
-class SinkCtx(SinkTaskContext):
-    def __init__(self) -> None:
-        self.reporter = Reporter()
-        self.timeouts: list[int] = []
-
-    def configs(self) -> dict[str, str]:
-        return {}
-
-    def offset(self, target: Any, offset: int | None = None, /) -> None:
-        pass
-
-    def timeout(self, timeout_ms: int) -> None:
-        self.timeouts.append(timeout_ms)
-
-    def assignment(self) -> set[TopicPartition]:
-        return set()
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def request_commit(self) -> None:
-        pass
-
-    def errant_record_reporter(self) -> ErrantRecordReporter | None:
-        return self.reporter
-
-
 def sink_record(key: str, offset: int, value: Any) -> SinkRecord:
     return SinkRecord("t", 0, None, key, VALUE_SCHEMA, value, offset)
 
@@ -235,7 +205,8 @@ def test_recording_sink_writes_flushes_and_reports(tmp_path: Path) -> None:
         }
     )
     [config] = connector.task_configs(1)
-    context = SinkCtx()
+    reporter = Reporter()
+    context = StubSinkTaskContext(reporter)
     task = RecordingSinkTask()
     task.initialize(context)
     task.start(config)
@@ -248,7 +219,7 @@ def test_recording_sink_writes_flushes_and_reports(tmp_path: Path) -> None:
     task.flush({})
     store = read_store(tmp_path)
     assert [r["key"] for r in store.records] == ["p0-0", "p0-2"]
-    assert context.reporter.reported == ["p0-1"]
+    assert reporter.reported == ["p0-1"]
     assert store.records[1]["value"]["amount"] == {"$decimal": "0.02"}
     task.close([TopicPartition("t", 0)])
     task.stop()
@@ -257,7 +228,7 @@ def test_recording_sink_writes_flushes_and_reports(tmp_path: Path) -> None:
 
 def test_recording_sink_raises_on_poison(tmp_path: Path) -> None:
     task = RecordingSinkTask()
-    task.initialize(SinkCtx())
+    task.initialize(StubSinkTaskContext(Reporter()))
     task.start({"store.dir": str(tmp_path), "fail.on": "bad"})
     with pytest.raises(DataException, match="bad"):
         task.put([sink_record("bad", 0, Struct(VALUE_SCHEMA))])

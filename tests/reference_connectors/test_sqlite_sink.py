@@ -22,43 +22,13 @@ from cdk import (
     SchemaBuilder,
     SinkRecord,
     Struct,
-    TopicPartition,
 )
-from cdk.api import ErrantRecordReporter, SinkTaskContext
 from harness import default_sink_value, default_sink_value_schema
 from reference_connectors.sqlite import SqliteSinkConnector, SqliteSinkTask
 from reference_connectors.sqlite.certify import SqliteSinkDriver
+from tests._contexts import StubSinkTaskContext
 
 TOPIC = "orders-v1"
-
-
-class _Context(SinkTaskContext):
-    def __init__(self) -> None:
-        self.timeouts: list[int] = []
-
-    def configs(self) -> dict[str, str]:
-        return {}
-
-    def offset(self, *args: Any) -> None:
-        pass
-
-    def timeout(self, timeout_ms: int) -> None:
-        self.timeouts.append(timeout_ms)
-
-    def assignment(self) -> set[TopicPartition]:
-        return set()
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def request_commit(self) -> None:
-        pass
-
-    def errant_record_reporter(self) -> ErrantRecordReporter | None:
-        return None
 
 
 @pytest.fixture
@@ -79,7 +49,7 @@ def _task(driver: SqliteSinkDriver, **extra: str) -> SqliteSinkTask:
     connector.start({**driver.example_config(TOPIC), **extra})
     (config,) = connector.task_configs(1)
     task = SqliteSinkTask()
-    task.initialize(_Context())
+    task.initialize(StubSinkTaskContext())
     task.start(config)
     return task
 
@@ -307,7 +277,7 @@ def test_locked_database_is_retriable_with_backoff_and_loses_nothing(
     with driver.outage():
         with pytest.raises(RetriableException, match="locked"):
             task.put([_record(2)])
-        assert isinstance(task.context, _Context)
+        assert isinstance(task.context, StubSinkTaskContext)
         assert task.context.timeouts == [200]  # retry.backoff.ms of the example config
     task.put([_record(2)])  # the framework redelivers the batch
     assert _stored(driver) == [1, 2]
