@@ -44,9 +44,10 @@ class AnswerError(ValueError):
 def template_dir() -> Path:
     """The connector template's directory (holding ``cookiecutter.json``)."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "_templates" / "connector", here.parents[1] / "templates" / "connector"):
-        if (candidate / "cookiecutter.json").is_file():
-            return candidate
+    candidates = (here.parent / "_templates", here.parents[1] / "templates")
+    for candidate in candidates:
+        if (candidate / "connector" / "cookiecutter.json").is_file():
+            return candidate / "connector"
     raise FileNotFoundError(
         "the connector template is missing from this installation of connect-cdk "
         f"(looked in {here.parent / '_templates'} and {here.parents[1] / 'templates'})"
@@ -54,12 +55,12 @@ def template_dir() -> Path:
 
 
 def project_slug(name: str) -> str:
-    """The distribution and directory name of project ``name`` (``My Connector`` -> ``my-connector``)."""
+    """The distribution and directory name of project ``name`` (``My App`` -> ``my-app``)."""
     return re.sub(r"[ ._-]+", "-", name.strip()).lower()
 
 
 def package_name(name: str) -> str:
-    """The default Python package name of project ``name`` (``my-connector`` -> ``my_connector``)."""
+    """The default package name of project ``name`` (``my-connector`` -> ``my_connector``)."""
     return re.sub(r"[ .-]+", "_", name.strip()).lower()
 
 
@@ -134,7 +135,7 @@ def _check_not_installed(slug: str, package: str, replacing: Path | None) -> Non
     except importlib.metadata.PackageNotFoundError:
         return
     raise AnswerError(
-            f"project name {slug!r} clashes with the installed distribution "
+        f"project name {slug!r} clashes with the installed distribution "
         f"{installed.metadata['Name']} {installed.version}; choose another name"
     )
 
