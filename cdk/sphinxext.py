@@ -93,8 +93,8 @@ def resolve_config_def(target: str) -> ConfigDef:
         what = f"{target}()"
     else:
         raise TargetError(
-            f"{target!r} is a {type(found).__name__}, not a ConfigDef, a class with config() "
-            "or a callable returning a ConfigDef"
+            f"{target!r} is not a ConfigDef, a class with config() or a callable returning a "
+            f"ConfigDef (found an object of type {type(found).__name__})"
         )
     try:
         definition = make()
