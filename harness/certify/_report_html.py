@@ -84,6 +84,8 @@ table.ea td { white-space: pre-wrap; word-break: break-word; }
 details { margin: 6px 0; }
 summary { cursor: pointer; color: #0969da; }
 .suite-description { color: #57606a; margin-top: -4px; }
+.check-description p, .check-fix p { margin: 6px 0; }
+.check-description ul, .check-fix ul { margin: 4px 0; padding-left: 20px; }
 .plot { display: block; max-width: 100%; height: auto; margin: 8px 0 16px; }
 .plot .axis { stroke: #1f2328; stroke-width: 1; }
 .plot .grid { stroke: #eaeef2; stroke-width: 1; }
