@@ -51,11 +51,12 @@ unit: $(STAMP)
 	$(BIN)/pytest
 
 # The Sphinx site (user guide, generated config references, checklist, API reference).
-# Warnings are errors; --keep-going reports all of them before failing.
+# Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,
+# so a warning is never hidden by an earlier build (the generated pages depend on the code).
 DOCS_OUT ?= docs/_build/html
 
 docs: $(STAMP)
-	$(BIN)/sphinx-build -W --keep-going -q -b html docs $(DOCS_OUT)
+	$(BIN)/sphinx-build -E -W --keep-going -q -b html docs $(DOCS_OUT)
 
 test: lint typecheck docs unit
 
