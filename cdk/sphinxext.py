@@ -14,6 +14,8 @@ cannot be imported or has no ConfigDef is an error naming the target.
 ``.. cdk-checklist::`` renders every certification check, by suite: its id, title, what it
 proves, how to fix a failure, and where it applies. ``:suite: CFG`` limits it to one suite.
 It reads the check registry of :mod:`harness.certify` (imported when the directive runs).
+Each suite and check is a section with a label, so other pages link a check with
+``:ref:`OFF-01``` (and a suite with ``:ref:`suite-OFF```).
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
+from sphinx.domains.std import StandardDomain
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import make_id
 
@@ -170,8 +173,9 @@ class ChecklistDirective(SphinxDirective):
         for suite, proves in SUITES.items():
             if wanted is not None and suite != wanted:
                 continue
-            section = self._section(f"suite-{suite}", f"{suite}: {proves}")
+            section = self._section(f"suite-{suite}", f"{suite} \N{EM DASH} {proves}")
             for c in (c for c in checks if c.suite == suite):
+                self._note_source(c.run)
                 sub = self._section(c.id, f"{c.id}: {c.title}")
                 sub += self._facts(c.kinds, c.needs, required=c.required, once=c.per_project)
                 sub += self._rst(c.description or "(no description)", f"{c.id} description")
@@ -183,11 +187,20 @@ class ChecklistDirective(SphinxDirective):
         return out
 
     def _section(self, name: str, title: str) -> nodes.section:
-        section = nodes.section(ids=[make_id(self.env, self.state.document, "", name)])
+        node_id = make_id(self.env, self.state.document, "", name)
+        section = nodes.section(ids=[node_id])
         section["names"].append(nodes.fully_normalize_name(name))
         section += nodes.title(text=title)
         self.state.document.note_implicit_target(section, section)
+        # a label too, so that other pages link a check with :ref:`OFF-01`
+        std = cast(StandardDomain, self.env.get_domain("std"))
+        std.note_hyperlink_target(name.lower(), self.env.docname, node_id, title)
         return section
+
+    def _note_source(self, fn: Callable[..., object]) -> None:
+        path = inspect.getsourcefile(fn)
+        if path:
+            self.env.note_dependency(path)
 
     def _facts(
         self, kinds: frozenset[str], needs: frozenset[str], *, required: bool, once: bool

@@ -177,8 +177,16 @@ def test_checklist_lists_every_check_with_rendered_descriptions(tmp_path: Path) 
 
 
 def test_checklist_of_one_suite_and_an_unknown_suite(tmp_path: Path) -> None:
-    page, warnings = _build(tmp_path, ".. cdk-checklist::\n   :suite: doc\n")
+    page, warnings = _build(
+        tmp_path,
+        "See :ref:`DOC-04 <DOC-04>` and :ref:`suite-doc`.\n\n.. cdk-checklist::\n   :suite: doc\n",
+    )
     assert not warnings
+    assert (
+        '<a class="reference internal" href="#DOC-04"><span class="std std-ref">DOC-04</span>'
+        in page
+    )
+    assert 'href="#suite-DOC"' in page
     assert '<section id="DOC-01">' in page
     assert '<section id="CFG-01">' not in page
     _, warnings = _build(tmp_path / "again", ".. cdk-checklist::\n   :suite: XYZ\n")
