@@ -296,10 +296,12 @@ def _result(result: CheckResult) -> str:
     if c.description:  # the kit's RST, rendered with every piece of text escaped
         inner.append(f'<div class="check-description">{render_rst(clean(c.description))}</div>')
     if c.fix:
-        inner.append(
-            f'<div class="check-fix"><p><strong>How to fix a failure:</strong></p>'
+        fix = (
+            '<div class="check-fix"><p><strong>How to fix a failure:</strong></p>'
             f"{render_rst(clean(c.fix))}</div>"
         )
+        # a failure shows its fix right under expected vs actual; otherwise it is background
+        (parts if result.outcome is Outcome.FAILED else inner).append(fix)
     inner.append(
         f'<p class="meta">Applies to: {_e(", ".join(sorted(c.kinds)))}'
         f"{' (once per project)' if c.per_project else ''} · needs: "

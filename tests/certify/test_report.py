@@ -369,6 +369,14 @@ def test_html_renders_check_descriptions_and_fixes_as_markup(tmp_path: Path) -> 
         "<strong>documentation</strong> string in <code>define</code>.</p>"
     ) in page
     assert {tag for tag, _ in _tags(page)} <= SAFE_TAGS
+    # a passed check keeps its fix in the collapsed block; a failed one shows it
+    assert page.index("How to fix a failure") > page.index("<summary>About this check</summary>")
+    failed = CheckResult(
+        described, "FileStreamSourceDriver", "source", Outcome.FAILED, "no", "a doc", "none"
+    )
+    page = render_html(_run(tmp_path, [failed]))
+    assert page.index("How to fix a failure") < page.index("<summary>About this check</summary>")
+    assert page.count("How to fix a failure") == 1
 
 
 def test_every_registered_description_renders_without_raw_rst() -> None:
