@@ -14,6 +14,7 @@ help:
 	@echo "              certify the SQLite reference connectors (report in $(REPORT))"
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
 	@echo "make test   - set up .venv and run the linters, the type checker and all tests"
+	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
 	@echo "make bench  - run the benchmarks in bench/ (not tests)"
 	@echo "make clean  - remove .venv and build/test artefacts"
 
@@ -49,11 +50,19 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest
 
-test: lint typecheck unit
+# The Sphinx site (user guide, generated config references, checklist, API reference).
+# Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,
+# so a warning is never hidden by an earlier build (the generated pages depend on the code).
+DOCS_OUT ?= docs/_build/html
+
+docs: $(STAMP)
+	$(BIN)/sphinx-build -E -W --keep-going -q -b html docs $(DOCS_OUT)
+
+test: lint typecheck docs unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/json_converter.py
 	$(BIN)/python bench/worker_throughput.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis reports
+	rm -rf $(VENV) build dist docs/_build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis reports
