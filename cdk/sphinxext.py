@@ -32,7 +32,8 @@ from sphinx.domains.std import StandardDomain
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import make_id
 
-from cdk.config import ConfigDef
+from cdk.config import ConfigDef, ConfigKey
+from cdk.config._docs import config_value
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ChecklistDirective", "ConfigDirective", "TargetError", "resolve_config_def", "setup"]
 
-_GROUP_HEADING = re.compile(r"^(?P<title>[^\n]+)\n\^+\n", re.MULTILINE)
 
 
 class TargetError(Exception):
@@ -119,27 +119,37 @@ class ConfigDirective(SphinxDirective):
     }
 
     def run(self) -> list[nodes.Node]:
-        """Resolve the target and parse its reference as RST."""
+        """Resolve the target and render its keys as docutils nodes.
+
+        The entries say what ``ConfigDef.to_rst()`` (``to_enriched_rst()`` with ``:enriched:``)
+        says, but are built as nodes, never parsed: a documentation string or a default such as
+        ``*.jsonl`` or ``<topic.prefix>`` is shown as written, not read as markup.
+        """
         target = self.arguments[0].strip()
         try:
             definition = resolve_config_def(target)
         except TargetError as exc:
             raise self.error(f"cdk-config {target}: {exc}") from exc
         self._note_source(target)
-        if "enriched" in self.options:
-            # group headings become rubrics, so the page's own section levels never clash
-            text = _GROUP_HEADING.sub(r".. rubric:: \g<title>\n\n", definition.to_enriched_rst())
-        else:
-            text = definition.to_rst()
+        enriched = "enriched" in self.options
         container = nodes.container(classes=["cdk-config"])
-        if not text.strip():
+        keys = [k for k in definition.sorted_keys() if not k.internal_config]
+        if not keys:
             container += nodes.paragraph(text="This has no configuration keys.")
             return [container]
-        self.state.nested_parse(
-            StringList(text.splitlines(), source=f"<cdk-config {target}>"),
-            self.content_offset,
-            container,
-        )
+        entries = nodes.definition_list()
+        last_group = ""
+        for key in keys:
+            if enriched and key.group is not None and key.group.lower() != last_group.lower():
+                # group headings are rubrics, so the page's own section levels never clash
+                if len(entries):
+                    container += entries
+                    entries = nodes.definition_list()
+                container += nodes.rubric(text=key.group)
+            if key.group is not None:
+                last_group = key.group
+            entries += _entry(key, enriched=enriched)
+        container += entries
         return [container]
 
     def _note_source(self, target: str) -> None:
@@ -147,6 +157,30 @@ class ConfigDirective(SphinxDirective):
         path = getattr(module, "__file__", None)
         if path:
             self.env.note_dependency(path)
+
+
+def _entry(key: ConfigKey, *, enriched: bool) -> nodes.definition_list_item:
+    """One key: its name, documentation and facts (Type, Default, Valid Values, Importance)."""
+    item = nodes.definition_list_item()
+    item += nodes.term("", "", nodes.literal(text=key.name))
+    body = nodes.definition()
+    for line in (key.documentation or "").split("\n"):
+        if line:
+            body += nodes.paragraph(text=line)
+    facts = [("Type", config_value(key, "Type"))]
+    if key.has_default():
+        facts.append(("Default", config_value(key, "Default")))
+    if key.validator is not None:
+        facts.append(("Valid Values", config_value(key, "Valid Values")))
+    facts.append(("Importance", config_value(key, "Importance")))
+    if enriched and key.dependents:
+        facts.append(("Dependents", ", ".join(key.dependents)))
+    bullets = nodes.bullet_list()
+    for name, value in facts:
+        bullets += nodes.list_item("", nodes.paragraph(text=f"{name}: {value}"))
+    body += bullets
+    item += body
+    return item
 
 
 def _suite_name(value: str | None) -> str:

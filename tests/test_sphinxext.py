@@ -33,6 +33,8 @@ CONFIG_DEF = (
             documentation="The password.", group="Connection", order_in_group=2)
     .define("batch.size", Type.INT, 100, importance=Importance.LOW,
             documentation="Rows per batch.", group="Tuning")
+    .define("file.pattern", Type.STRING, "*.jsonl", importance=Importance.LOW,
+            documentation="Files <topic.prefix>name, *all* of `them`.", group="Tuning")
 )
 
 
@@ -199,3 +201,14 @@ def test_importing_cdk_does_not_import_sphinx() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+def test_documentation_and_defaults_are_shown_as_written_not_as_markup(
+    tmp_path: Path, config_module: str
+) -> None:
+    directive = f".. cdk-config:: {config_module}:CONFIG_DEF\n   :enriched:\n"
+    page, warnings = _build(tmp_path, directive)
+    assert warnings == ""
+    assert "Default: *.jsonl" in page
+    assert "Files &lt;topic.prefix&gt;name, *all* of `them`." in page
+    assert "<em>" not in page.split('class="cdk-config')[1]

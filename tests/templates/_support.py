@@ -6,6 +6,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -13,7 +19,10 @@ CDK = BIN / "cdk"
 
 
 def run(
-    *args: str | Path, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None
+    *args: str | Path,
+    cwd: Path | None = None,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run a command to completion and return its result (never raises on failure)."""
     return subprocess.run(
@@ -36,6 +45,11 @@ def cdk_new(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedP
 def snapshot(directory: Path) -> list[str]:
     """Every path below ``directory`` (to check that a failed run wrote nothing)."""
     return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+def toml(path: Path) -> dict[str, Any]:
+    """A TOML file, parsed."""
+    return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
 def clean_env() -> dict[str, str]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.templates._support import BIN, ROOT, cdk_new, run, snapshot
+from tests.templates._support import BIN, ROOT, cdk_new, run, snapshot, toml
 
 
 def _generated_files(root: Path) -> list[str]:
@@ -41,14 +40,15 @@ def test_no_input_generates_both_connectors_and_prints_the_next_commands(tmp_pat
     assert "Created my-connector/ with MyConnectorSourceConnector and MyConnectorSinkConnector" in (
         result.stdout
     )
-    for command in ("cd my-connector", "python -m pip install -e '.[dev]'", "pytest", "cdk certify ."):
+    commands = ("cd my-connector", "python -m pip install -e '.[dev]'", "pytest", "cdk certify .")
+    for command in commands:
         assert command in result.stdout
     source = (project / "src/my_connector/_source.py").read_text()
     assert "class MyConnectorSourceConnector(SourceConnector):" in source
     assert "class MyConnectorSourceTask(SourceTask):" in source
     sink = (project / "src/my_connector/_sink.py").read_text()
     assert "class MyConnectorSinkConnector(SinkConnector):" in sink
-    meta = tomllib.loads((project / "pyproject.toml").read_text())
+    meta = toml(project / "pyproject.toml")
     assert meta["project"]["name"] == "my-connector"
     assert meta["project"]["entry-points"]["cdk.plugins"] == {
         "MyConnectorSource": "my_connector:MyConnectorSourceConnector",
@@ -104,8 +104,9 @@ def test_set_answers_the_template_variables(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     project = tmp_path / "acme-crm"
     assert (project / "src/acme_crm_connect/_source.py").exists()
-    assert "class AcmeCRMSourceConnector" in (project / "src/acme_crm_connect/_source.py").read_text()
-    meta = tomllib.loads((project / "pyproject.toml").read_text())["project"]
+    source = (project / "src/acme_crm_connect/_source.py").read_text()
+    assert "class AcmeCRMSourceConnector" in source
+    meta = toml(project / "pyproject.toml")["project"]
     assert meta["license"] == "MIT"
     assert meta["authors"] == [{"name": "Acme Inc."}]
     assert meta["description"] == "Acme CRM contacts for Kafka"
@@ -119,9 +120,7 @@ def test_proprietary_license(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     project = tmp_path / "acme"
     assert "All rights reserved" in (project / "LICENSE").read_text()
-    assert tomllib.loads((project / "pyproject.toml").read_text())["project"]["license"] == (
-        "LicenseRef-Proprietary"
-    )
+    assert toml(project / "pyproject.toml")["project"]["license"] == ("LicenseRef-Proprietary")
 
 
 def test_every_marker_is_a_todo_for_the_partner(tmp_path: Path) -> None:
@@ -134,7 +133,8 @@ def test_every_marker_is_a_todo_for_the_partner(tmp_path: Path) -> None:
             if "TODO" in line:
                 assert "TODO(partner):" in line, f"{path}:{number}: {line}"
                 markers += 1
-            assert "FIXME" not in line and "XXX" not in line, f"{path}:{number}: {line}"
+            assert "FIXME" not in line, f"{path}:{number}: {line}"
+            assert "XXX" not in line, f"{path}:{number}: {line}"
     assert markers >= 6
 
 

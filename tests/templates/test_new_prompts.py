@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pexpect
 
-from tests.templates._support import CDK
+from tests.templates._support import CDK, toml
 
 
 def test_prompts_in_a_terminal(tmp_path: Path) -> None:
     child = pexpect.spawn(
-        str(CDK), ["new", "--output-dir", str(tmp_path)], encoding="utf-8", timeout=60,
+        str(CDK),
+        ["new", "--output-dir", str(tmp_path)],
+        encoding="utf-8",
+        timeout=60,
         dimensions=(40, 200),
     )
     try:
@@ -38,7 +40,7 @@ def test_prompts_in_a_terminal(tmp_path: Path) -> None:
         child.close()
     assert child.exitstatus == 0, child.before
     project = tmp_path / "acme-crm"
-    meta = tomllib.loads((project / "pyproject.toml").read_text())
+    meta = toml(project / "pyproject.toml")
     assert meta["project"]["license"] == "MIT"
     assert meta["project"]["authors"] == [{"name": "Acme Inc."}]
     assert (project / "src/acme_crm/_source.py").exists()
