@@ -243,7 +243,8 @@ def test_strings_are_written_as_jackson_writes_them(text: str, kind_check: bool)
 
 @SETTINGS
 @given(
-    number=st.integers(-(2**63), 2**63 - 1) | st.decimals(allow_nan=False, allow_infinity=False),
+    number=st.integers(-(2**63), 2**63 - 1)
+    | st.decimals(-(10**9), 10**9, allow_nan=False, allow_infinity=False, places=3),
     zeros=st.integers(1, 5),
 )
 def test_leading_zeros_read_as_the_number(number: int | decimal.Decimal, zeros: int) -> None:
