@@ -3,7 +3,9 @@
 Kafka's ``StandaloneHerder`` (with ``AbstractHerder``'s validation) in Python: configurations live
 in memory; creating a connector validates it first, starts it on the :class:`Worker`, asks it for
 task configs and starts the tasks; ``request_task_reconfiguration`` regenerates the task configs
-and restarts the tasks only when they changed. Pause/resume/stop set the connector's target state.
+and restarts the tasks only when they changed. Pause/resume/stop set the connector's target state:
+as in Kafka, pausing stops the connector instance (its tasks only pause) and resuming starts it
+again, then updates its task configs.
 Every configuration handed back (connector config, info, task configs) has its PASSWORD values
 masked as ``[hidden]``.
 
@@ -611,9 +613,16 @@ class StandaloneHerder:
             if previous is TargetState.STOPPED or name not in self._worker.connector_names():
                 self._start_connector(name)  # its tasks are started once it has started
                 return
-            self._worker.set_target_state(name, target, wait=False)
+            resumed = self._worker.set_target_state(name, target, wait=False)
             if target is TargetState.STARTED:
-                self._update_connector_tasks(name)
+                # A paused connector was stopped: once its start() has run again, regenerate
+                # the task configs (the tasks restart only if they changed), as Kafka does.
+                def update_tasks() -> None:
+                    with self._lock:
+                        if not self._stopping and self._targets.get(name) is TargetState.STARTED:
+                            self._update_connector_tasks(name)
+
+                resumed.add_done_callback(lambda _: self._submit(update_tasks))
 
     # ------------------------------------------------------------------ offsets
     def connector_offsets(self, name: str) -> dict[str, Any]:
