@@ -140,6 +140,11 @@ class StandaloneHerder:
         log.info("Herder stopped")
 
     @property
+    def config(self) -> WorkerConfig:
+        """The worker configuration."""
+        return self._config
+
+    @property
     def ready(self) -> bool:
         """Whether the herder has started and is not stopping (``GET /health``)."""
         return self._ready.is_set()
@@ -501,8 +506,18 @@ class StandaloneHerder:
             return [dict(c) for c in self._task_configs.get(name, [])]
 
     def connector_active_topics(self, name: str) -> dict[str, Any]:
-        """``{name: {"topics": [...]}}``; topic tracking is not implemented, so it is empty."""
-        return {name: {"topics": []}}
+        """``{name: {"topics": [...]}}``: the topics the connector's tasks used (KIP-558).
+
+        Source tasks record the topics Kafka acknowledged their records for, sink tasks the
+        topics of the records they consumed. As in Kafka, an unknown (or deleted) connector
+        has no active topics: the answer is an empty list, not an error.
+        """
+        return {name: {"topics": self._status.topics(name)}}
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        """Forget the connector's active topics; its tasks record the ones they use again."""
+        self._status.reset_topics(name)
+        log.info("Reset the active topics of connector %s", name)
 
     # ------------------------------------------------------------------ restarts and states
     def restart_connector(self, name: str) -> None:

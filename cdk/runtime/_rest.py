@@ -392,11 +392,19 @@ class RestServer:
         return Response(204)
 
     def _topics(self, request: Request) -> Response:
-        return Response(200, self.herder.connector_active_topics(request.params[0]))
+        herder = self.herder
+        if not herder.config.topic_tracking_enabled:
+            raise HttpError(403, "Topic tracking is disabled.")
+        return Response(200, herder.connector_active_topics(request.params[0]))
 
     def _topics_reset(self, request: Request) -> Response:
-        self.herder.connector_active_topics(request.params[0])
-        return Response(204)
+        herder = self.herder
+        if not herder.config.topic_tracking_enabled:
+            raise HttpError(403, "Topic tracking is disabled.")
+        if not herder.config.topic_tracking_reset_allowed:
+            raise HttpError(403, "Topic tracking reset is disabled.")
+        herder.reset_connector_active_topics(request.params[0])
+        return Response(202)
 
     def _offsets(self, request: Request) -> Response:
         return Response(200, self.herder.connector_offsets(request.params[0]))
