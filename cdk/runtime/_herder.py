@@ -38,6 +38,7 @@ from cdk.runtime._connector_offsets import (
     write_connector_offsets,
 )
 from cdk.runtime._error_context import stack_trace
+from cdk.runtime._loggers import Loggers
 from cdk.runtime._offset_store import OffsetBackingStore
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._requests import (
@@ -105,6 +106,7 @@ class StandaloneHerder:
         self.request_timeout_s = REQUEST_TIMEOUT_S
         self._ready = threading.Event()
         self._stopping = False
+        self._loggers = Loggers()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -518,6 +520,31 @@ class StandaloneHerder:
         """Forget the connector's active topics; its tasks record the ones they use again."""
         self._status.reset_topics(name)
         log.info("Reset the active topics of connector %s", name)
+
+    # ------------------------------------------------------------------ log levels (KIP-495)
+    def logger_level(self, name: str) -> dict[str, Any] | None:
+        """``{"level", "last_modified"}`` of an existing logger (``root`` too), else ``None``."""
+        return self._loggers.level(name)
+
+    def all_logger_levels(self) -> dict[str, dict[str, Any]]:
+        """The root logger and every logger with an explicit level, sorted by name."""
+        return self._loggers.all_levels()
+
+    def set_worker_logger_level(self, namespace: str, level: str) -> list[str]:
+        """Set the level of a logger and its descendants in this worker; their names, sorted.
+
+        Raises:
+            ValueError: ``level`` is not a Kafka (log4j) level name.
+        """
+        return self._loggers.set_level(namespace, level)
+
+    def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """Set the level across the cluster: in standalone mode, this worker is the cluster.
+
+        Raises:
+            ValueError: ``level`` is not a Kafka (log4j) level name.
+        """
+        self._loggers.set_level(namespace, level)
 
     # ------------------------------------------------------------------ restarts and states
     def restart_connector(self, name: str) -> None:
