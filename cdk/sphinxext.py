@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import re
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from docutils import nodes
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
     from sphinx.util.typing import ExtensionMetadata
 
 __all__ = ["ChecklistDirective", "ConfigDirective", "TargetError", "resolve_config_def", "setup"]
-
 
 
 class TargetError(Exception):
