@@ -473,7 +473,7 @@ class RestServer:
             return Response(204)
         if scope != "worker":
             log.warning(
-                "Received invalid scope '%s' in request to adjust logging level; "
+                "Received invalid scope %r in request to adjust logging level; "
                 "will default to worker",
                 scopes[0],
             )
