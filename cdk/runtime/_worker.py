@@ -682,6 +682,7 @@ class Worker:
             "flush_interval_ms": self.config.offset_flush_interval_ms,
             "flush_timeout_ms": self.config.offset_flush_timeout_ms,
             "closers": list(reversed(closers)),
+            "topic_tracking": self.config.topic_tracking_enabled,
         }
         if kind == "source":
             assert isinstance(task, SourceTask)
