@@ -46,8 +46,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The tests run on PYTEST_WORKERS pytest-xdist workers (each with its own embedded broker); they
+# mostly wait on Kafka (group joins, restarts), not on the CPU, so there are more workers than
+# cores. Tests that need something only one may use at a time (the Docker engine, Chromium)
+# share the xdist_group "exclusive" and run one after another on one worker (tests/README.md).
+# PYTEST_WORKERS=0 runs them all in this process, one by one; PYTEST_ARGS adds pytest options.
+PYTEST_WORKERS ?= 4
+PYTEST_ARGS ?=
+
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test: lint typecheck unit
 

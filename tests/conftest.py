@@ -26,6 +26,37 @@ settings.register_profile("dev", deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+#: The pytest-xdist group of the tests that need something only one test at a time may use.
+EXCLUSIVE_GROUP = "exclusive"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse a test marked ``docker`` outside the exclusive xdist group.
+
+    The machine has one Docker engine (harness/_docker.py starts and stops it), so its tests must
+    run one after another on one worker: ``@pytest.mark.xdist_group("exclusive")``.
+    """
+    del config
+    stray = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("docker") is not None
+        and EXCLUSIVE_GROUP not in _xdist_groups(item)
+    ]
+    if stray:
+        raise pytest.UsageError(
+            f'tests marked docker need @pytest.mark.xdist_group("{EXCLUSIVE_GROUP}") too: '
+            + ", ".join(stray)
+        )
+
+
+def _xdist_groups(item: pytest.Item) -> set[str]:
+    return {
+        str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+        for mark in item.iter_markers("xdist_group")
+    }
+
+
 @pytest.fixture(scope="session")
 def kafka() -> Iterator[EmbeddedKafka]:
     """The session's embedded Tansu broker, started on first use and stopped at the end.

@@ -76,6 +76,7 @@ def test_certify_passes_the_sqlite_reference_connectors_on_the_embedded_broker(
 
 @pytest.mark.slow
 @pytest.mark.docker
+@pytest.mark.xdist_group("exclusive")  # one Docker engine on the machine
 @pytest.mark.skipif(
     shutil.which("dockerd") is None, reason="dockerd is not installed (.ci/run installs docker.io)"
 )
