@@ -50,6 +50,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On an xdist worker with ``--dist loadgroup``: refuse to run if the groups do not apply.
+
+    pytest-xdist marks a grouped test by appending ``@group`` to its node id; on a pytest where
+    that no longer takes (pytest-xdist issue 1386, pytest 9.2) the groups are silently ignored
+    and the exclusive tests would run side by side (.ci/constraints.txt keeps pytest below 9.2).
+    """
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    ungrouped = [
+        item.nodeid
+        for item in session.items
+        if (groups := _xdist_groups(item))
+        and not item.nodeid.endswith("@" + "_".join(sorted(groups)))
+    ]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"--dist loadgroup does not group with pytest {pytest.__version__} and this "
+            "pytest-xdist (pytest-xdist issue 1386): install the versions .ci/constraints.txt "
+            f"allows (make venv), or run with PYTEST_WORKERS=0. Ungrouped: {ungrouped[:3]}"
+        )
+
+
 def _xdist_groups(item: pytest.Item) -> set[str]:
     return {
         str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
