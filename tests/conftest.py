@@ -30,47 +30,46 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 EXCLUSIVE_GROUP = "exclusive"
 
 
+#: Why a test must not run as collected (it would share what only one test may use at a time).
+_MISPLACED = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, which appends the groups to node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuse a test marked ``docker`` outside the exclusive xdist group.
+    """Mark the tests that would share what only one test may use at a time: they fail at setup.
 
-    The machine has one Docker engine (harness/_docker.py starts and stops it), so its tests must
-    run one after another on one worker: ``@pytest.mark.xdist_group("exclusive")``.
+    - A test marked ``docker`` must be in the exclusive xdist group: the machine has one Docker
+      engine (harness/_docker.py starts and stops it), so its tests run one after another on
+      one worker (``@pytest.mark.xdist_group("exclusive")``).
+    - On an xdist worker with ``--dist loadgroup``, every grouped test's node id must end with
+      ``@group``, which is how pytest-xdist tells its scheduler. On pytest 9.2 that no longer
+      takes (pytest-xdist issue 1386) and the groups would be silently ignored;
+      .ci/constraints.txt keeps pytest below 9.2.
+
+    (They fail at setup rather than stopping the collection: an error raised while a worker
+    collects reaches the terminal as a bare pytest-xdist crash, without its message.)
     """
-    del config
-    stray = [
-        item.nodeid
-        for item in items
-        if item.get_closest_marker("docker") is not None
-        and EXCLUSIVE_GROUP not in _xdist_groups(item)
-    ]
-    if stray:
-        raise pytest.UsageError(
-            f'tests marked docker need @pytest.mark.xdist_group("{EXCLUSIVE_GROUP}") too: '
-            + ", ".join(stray)
-        )
+    loadgroup = getattr(config.option, "loadgroup", False)
+    for item in items:
+        groups = _xdist_groups(item)
+        if item.get_closest_marker("docker") is not None and EXCLUSIVE_GROUP not in groups:
+            item.stash[_MISPLACED] = (
+                f'a test marked docker needs @pytest.mark.xdist_group("{EXCLUSIVE_GROUP}") too'
+            )
+        elif loadgroup and groups and not item.nodeid.endswith("@" + "_".join(sorted(groups))):
+            item.stash[_MISPLACED] = (
+                f"--dist loadgroup does not group on pytest {pytest.__version__} with this "
+                "pytest-xdist (pytest-xdist issue 1386), so this test would run next to others "
+                "of its group: install what .ci/constraints.txt allows (make venv), or run "
+                "with PYTEST_WORKERS=0"
+            )
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """On an xdist worker with ``--dist loadgroup``: refuse to run if the groups do not apply.
-
-    pytest-xdist marks a grouped test by appending ``@group`` to its node id; on a pytest where
-    that no longer takes (pytest-xdist issue 1386, pytest 9.2) the groups are silently ignored
-    and the exclusive tests would run side by side (.ci/constraints.txt keeps pytest below 9.2).
-    """
-    if not getattr(session.config.option, "loadgroup", False):
-        return
-    ungrouped = [
-        item.nodeid
-        for item in session.items
-        if (groups := _xdist_groups(item))
-        and not item.nodeid.endswith("@" + "_".join(sorted(groups)))
-    ]
-    if ungrouped:
-        raise pytest.UsageError(
-            f"--dist loadgroup does not group with pytest {pytest.__version__} and this "
-            "pytest-xdist (pytest-xdist issue 1386): install the versions .ci/constraints.txt "
-            f"allows (make venv), or run with PYTEST_WORKERS=0. Ungrouped: {ungrouped[:3]}"
-        )
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Fail a test that :func:`pytest_collection_modifyitems` found misplaced."""
+    reason = item.stash.get(_MISPLACED, None)
+    if reason is not None:
+        pytest.fail(reason, pytrace=False)
 
 
 def _xdist_groups(item: pytest.Item) -> set[str]:
