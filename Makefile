@@ -14,6 +14,7 @@ help:
 	@echo "              certify the SQLite reference connectors (report in $(REPORT))"
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
 	@echo "make test   - set up .venv and run the linters, the type checker and all tests"
+	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers; 0 runs them in one process)"
 	@echo "make bench  - run the benchmarks in bench/ (not tests)"
 	@echo "make clean  - remove .venv and build/test artefacts"
 
