@@ -14,7 +14,8 @@ help:
 	@echo "              demo project, install it, test it and certify it (report in $(REPORT))"
 	@echo "make reference - certify the SQLite reference connectors (reports/certification)"
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
-	@echo "make test   - set up .venv and run the linters, the type checker and all tests"
+	@echo "make test   - set up .venv and run the linters, the type checker, the docs build and all tests"
+	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers; 0 runs them in one process)"
 	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
 	@echo "make bench  - run the benchmarks in bench/ (not tests)"
 	@echo "make clean  - remove .venv and build/test artefacts"
@@ -59,8 +60,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The tests run on PYTEST_WORKERS pytest-xdist workers (each with its own embedded broker); they
+# mostly wait on Kafka (group joins, restarts), not on the CPU, so there are more workers than
+# cores. Tests that need something only one may use at a time (the Docker engine, Chromium)
+# share the xdist_group "exclusive" and run one after another on one worker (tests/README.md).
+# PYTEST_WORKERS=0 runs them all in this process, one by one; PYTEST_ARGS adds pytest options.
+PYTEST_WORKERS ?= 4
+PYTEST_ARGS ?=
+
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The Sphinx site (user guide, generated config references, checklist, API reference).
 # Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,

@@ -26,6 +26,59 @@ settings.register_profile("dev", deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+#: The pytest-xdist group of the tests that need something only one test at a time may use.
+EXCLUSIVE_GROUP = "exclusive"
+
+
+#: Why a test must not run as collected (it would share what only one test may use at a time).
+_MISPLACED = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, which appends the groups to node ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests that would share what only one test may use at a time: they fail at setup.
+
+    - A test marked ``docker`` must be in the exclusive xdist group: the machine has one Docker
+      engine (harness/_docker.py starts and stops it), so its tests run one after another on
+      one worker (``@pytest.mark.xdist_group("exclusive")``).
+    - On an xdist worker with ``--dist loadgroup``, every grouped test's node id must end with
+      ``@group``, which is how pytest-xdist tells its scheduler. On pytest 9.2 that no longer
+      takes (pytest-xdist issue 1386) and the groups would be silently ignored;
+      .ci/constraints.txt keeps pytest below 9.2.
+
+    (They fail at setup rather than stopping the collection: an error raised while a worker
+    collects reaches the terminal as a bare pytest-xdist crash, without its message.)
+    """
+    loadgroup = getattr(config.option, "loadgroup", False)
+    for item in items:
+        groups = _xdist_groups(item)
+        if item.get_closest_marker("docker") is not None and EXCLUSIVE_GROUP not in groups:
+            item.stash[_MISPLACED] = (
+                f'a test marked docker needs @pytest.mark.xdist_group("{EXCLUSIVE_GROUP}") too'
+            )
+        elif loadgroup and groups and not item.nodeid.endswith("@" + "_".join(sorted(groups))):
+            item.stash[_MISPLACED] = (
+                f"--dist loadgroup does not group on pytest {pytest.__version__} with this "
+                "pytest-xdist (pytest-xdist issue 1386), so this test would run next to others "
+                "of its group: install what .ci/constraints.txt allows (make venv), or run "
+                "with PYTEST_WORKERS=0"
+            )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Fail a test that :func:`pytest_collection_modifyitems` found misplaced."""
+    reason = item.stash.get(_MISPLACED, None)
+    if reason is not None:
+        pytest.fail(reason, pytrace=False)
+
+
+def _xdist_groups(item: pytest.Item) -> set[str]:
+    return {
+        str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+        for mark in item.iter_markers("xdist_group")
+    }
+
+
 @pytest.fixture(scope="session")
 def kafka() -> Iterator[EmbeddedKafka]:
     """The session's embedded Tansu broker, started on first use and stopped at the end.

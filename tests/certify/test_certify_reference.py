@@ -65,7 +65,10 @@ def _check_passing_run(proc: subprocess.CompletedProcess[str], summary: dict, re
     assert str(report / "report.html") in proc.stdout, "the CLI does not say where the report is"
 
 
+# pytest's 300 s limit per test is too close for a full run (about 210 s) next to other workers:
+# the run's own timeout bounds it, with a minute to spare for reading the report.
 @pytest.mark.slow
+@pytest.mark.timeout(960)
 def test_certify_passes_the_sqlite_reference_connectors_on_the_embedded_broker(
     tmp_path: Path,
 ) -> None:
@@ -76,6 +79,8 @@ def test_certify_passes_the_sqlite_reference_connectors_on_the_embedded_broker(
 
 @pytest.mark.slow
 @pytest.mark.docker
+@pytest.mark.xdist_group("exclusive")  # one Docker engine on the machine
+@pytest.mark.timeout(1260)
 @pytest.mark.skipif(
     shutil.which("dockerd") is None, reason="dockerd is not installed (.ci/run installs docker.io)"
 )

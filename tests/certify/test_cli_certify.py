@@ -228,6 +228,7 @@ def test_certify_fails_a_leaky_connector_without_leaking(
 
 
 @pytest.mark.docker
+@pytest.mark.xdist_group("exclusive")  # one Docker engine on the machine
 @pytest.mark.slow
 @pytest.mark.skipif(
     not dockerd_installed() and not ping("unix:///var/run/docker.sock"),

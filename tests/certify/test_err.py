@@ -72,6 +72,18 @@ BROKEN = [
 ]
 
 
+@pytest.fixture
+def short_deadlines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A connector that swallows ERR-02's error fails at the deadline: a shorter one keeps it quick.
+
+    The deadline starts once the records before the break were delivered (the task is RUNNING),
+    and a connector that fails correctly does so within a second or two; what fails, and how, is
+    unchanged.
+    """
+    monkeypatch.setattr(err, "FAIL_S", 10.0)
+
+
+@pytest.mark.usefixtures("short_deadlines")
 @pytest.mark.parametrize(
     ("check_id", "driver", "fragments"),
     BROKEN,

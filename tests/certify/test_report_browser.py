@@ -36,6 +36,8 @@ from tests.certify._support import describe, project_for, run_checks
 CHROMIUM = shutil.which("chromium")
 pytestmark = [
     pytest.mark.slow,
+    # one headless Chromium at a time: it is the heaviest process the suite starts
+    pytest.mark.xdist_group("exclusive"),
     pytest.mark.skipif(
         CHROMIUM is None,
         reason="Debian's chromium package is not installed (apt-get install chromium; "

@@ -91,6 +91,8 @@ def _docker_available() -> str | None:
 
 
 @pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.xdist_group("exclusive")  # one Docker engine on the machine
 def test_source_to_sink_on_testcontainers(connect: Callable[..., Connect], tmp_path: Path) -> None:
     reason = _docker_available()
     if reason:

@@ -284,6 +284,8 @@ def test_sink_scaled_down_leaves_the_group_one_task_at_a_time(
 
     worker.rest.create(sink, sink_config)
     for cycle in (1, 2):
+        if cycle > 1:
+            worker.rest.put_config(sink, sink_config)  # back to two tasks
         wait_until(lambda: len(owners()) == 2, 40, 0.1, lambda: str(owners()))
         before = {e["instance"] for e in read_store(store).events}
         worker.rest.put_config(sink, {**sink_config, "tasks.max": "1"})
@@ -300,4 +302,3 @@ def test_sink_scaled_down_leaves_the_group_one_task_at_a_time(
             f"cycle {cycle}: no old task took over every partition before it stopped (they "
             f"left the group together): {history}"
         )
-        worker.rest.put_config(sink, sink_config)

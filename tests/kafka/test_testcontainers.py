@@ -16,10 +16,15 @@ ENGINE_ANSWERS = any(
     ping(host)
     for host in filter(None, [os.environ.get("DOCKER_HOST"), "unix:///var/run/docker.sock"])
 )
-pytestmark = pytest.mark.skipif(
-    not dockerd_installed() and not ENGINE_ANSWERS,
-    reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
-)
+pytestmark = [
+    pytest.mark.docker,
+    # one Docker engine on the machine (harness/_docker.py): its tests run one at a time
+    pytest.mark.xdist_group("exclusive"),
+    pytest.mark.skipif(
+        not dockerd_installed() and not ENGINE_ANSWERS,
+        reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
