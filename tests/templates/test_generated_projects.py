@@ -117,6 +117,7 @@ def test_it_builds_a_wheel_with_its_connectors(project: Project, tmp_path: Path)
         assert f"{prefix}Sink = {project.package}:{prefix}SinkConnector" in declared
 
 
+@pytest.mark.timeout(1200)  # the full run takes 3-4 minutes, longer on a loaded machine
 def test_cdk_certify_passes(project: Project, tmp_path: Path) -> None:
     """The full certification on the 'both' project; the quick suites on the others."""
     only = [] if project.kind == "both" else ["--only", "CFG,DOC,PKG"]
