@@ -499,7 +499,13 @@ def test_string_list_round_trip(value: list[Any]) -> None:
     assert result.value == value
 
 
-@given(st.dictionaries(embedded_strings, st.one_of(scalars, embedded_strings, st.none())))
+# A map whose values mix integers and floats gets FLOAT64 values, as Kafka's Values widens them:
+# its integers round-trip only where a double holds them exactly (|n| <= 2**53).
+exact_ints = st.integers(min_value=-(2**53), max_value=2**53)
+map_values = st.one_of(st.booleans(), exact_ints, finite_floats, dates, times, stamps)
+
+
+@given(st.dictionaries(embedded_strings, st.one_of(map_values, embedded_strings, st.none())))
 def test_string_keyed_map_round_trip(value: dict[str, Any]) -> None:
     result = Values.parse_string(Values.convert_to_string(None, value))
     assert result.value == value
