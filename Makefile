@@ -7,14 +7,16 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PIP    := $(BIN)/python -m pip
 
-.PHONY: help venv demo quickstart test lint typecheck unit bench docs clean
+.PHONY: help venv demo reference quickstart test lint typecheck unit bench docs clean
 
 help:
-	@echo "make demo   - set up .venv and run the main job on the embedded default:"
-	@echo "              certify the SQLite reference connectors (report in $(REPORT))"
+	@echo "make demo   - set up .venv and run the main job on the embedded default: cdk new a"
+	@echo "              demo project, install it, test it and certify it (report in $(REPORT))"
+	@echo "make reference - certify the SQLite reference connectors (reports/certification)"
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
-	@echo "make test   - set up .venv and run the linters, the type checker and all tests"
+	@echo "make test   - set up .venv and run the linters, the type checker, the docs build and all tests"
 	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers; 0 runs them in one process)"
+	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
 	@echo "make bench  - run the benchmarks in bench/ (not tests)"
 	@echo "make clean  - remove .venv and build/test artefacts"
 
@@ -27,14 +29,25 @@ $(STAMP): pyproject.toml .ci/constraints.txt
 
 venv: $(STAMP)
 
-# The main job. It grows with the kit; the command stays `make demo`.
-# Today: `cdk certify` runs every certification suite against the SQLite reference connectors
-# on the embedded broker and writes the bundle (the report's path is printed at the end).
-REPORT ?= reports/certification
+# The main job, the partner's path on the embedded default: `cdk new` a demo project into a
+# scratch directory, install it into a virtualenv of its own (with the kit from this checkout),
+# and certify it with `cdk certify`; the report's path is printed at the end.
+DEMO   ?= build/demo
+REPORT ?= $(DEMO)/certification-report
 
 demo: $(STAMP)
 	$(BIN)/cdk --version
-	$(BIN)/cdk certify reference_connectors/sqlite --report-dir $(REPORT)
+	rm -rf $(DEMO)
+	$(BIN)/cdk new demo-connector --no-input --output-dir $(DEMO)
+	$(BIN)/uv venv --quiet --seed --python $(BIN)/python $(DEMO)/.venv
+	$(BIN)/uv pip install --quiet --python $(DEMO)/.venv/bin/python -c .ci/constraints.txt ".[certify]"
+	$(BIN)/uv pip install --quiet --python $(DEMO)/.venv/bin/python -c .ci/constraints.txt -e "$(DEMO)/demo-connector[dev]"
+	cd $(DEMO)/demo-connector && ../.venv/bin/pytest -q -p no:cacheprovider
+	$(DEMO)/.venv/bin/cdk certify $(DEMO)/demo-connector --report-dir $(REPORT)
+
+# The SQLite reference connectors, certified as the kit's CI certifies them.
+reference: $(STAMP)
+	$(BIN)/cdk certify reference_connectors/sqlite --report-dir reports/certification
 
 # Kafka's FileStream quickstart on the embedded broker, run by `cdk standalone`.
 quickstart: $(STAMP)
@@ -58,11 +71,19 @@ PYTEST_ARGS ?=
 unit: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-test: lint typecheck unit
+# The Sphinx site (user guide, generated config references, checklist, API reference).
+# Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,
+# so a warning is never hidden by an earlier build (the generated pages depend on the code).
+DOCS_OUT ?= docs/_build/html
+
+docs: $(STAMP)
+	$(BIN)/sphinx-build -E -W --keep-going -q -b html docs $(DOCS_OUT)
+
+test: lint typecheck docs unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/json_converter.py
 	$(BIN)/python bench/worker_throughput.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis reports
+	rm -rf $(VENV) build dist docs/_build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis reports

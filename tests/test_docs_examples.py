@@ -62,3 +62,14 @@ def test_guide_pages_in_the_toctree_exist() -> None:
     assert entries
     for entry in entries:
         assert (ROOT / "docs" / f"{entry}.rst").is_file(), entry
+
+
+def test_api_reference_names_every_export_of_cdk() -> None:
+    import cdk
+
+    api = (ROOT / "docs" / "reference" / "api.rst").read_text(encoding="utf-8")
+    documented = set(re.findall(r":\w+:`~cdk\.\w+\.(\w+)`", api))
+    missing = sorted(set(cdk.__all__) - documented - {"__version__"})
+    assert not missing, f"docs/reference/api.rst does not list {missing}"
+    for facade in ("cdk.api", "cdk.config", "cdk.data", "cdk.converters", "cdk.transforms"):
+        assert f".. automodule:: {facade}\n   :members:" in api, facade

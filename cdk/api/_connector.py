@@ -106,7 +106,11 @@ class Connector(ABC):
 
     @abstractmethod
     def start(self, props: dict[str, str]) -> None:
-        """Start the connector with its (validated) configuration."""
+        """Start the connector with its (validated) configuration.
+
+        As in Kafka Connect, the same instance may be started again after :meth:`stop`: pausing
+        a connector stops it (its tasks only pause) and resuming starts it again.
+        """
 
     @abstractmethod
     def task_class(self) -> type[Task]:
@@ -118,7 +122,10 @@ class Connector(ABC):
 
     @abstractmethod
     def stop(self) -> None:
-        """Stop the connector and release what :meth:`start` acquired."""
+        """Stop the connector and release what :meth:`start` acquired.
+
+        Also called when the connector is paused; :meth:`start` follows on resume.
+        """
 
     @abstractmethod
     def config(self) -> ConfigDef:

@@ -9,6 +9,7 @@ import click
 from cdk import __version__
 from cdk.cli._broker import broker
 from cdk.cli._certify import certify
+from cdk.cli._new import new
 from cdk.cli._plugins import docs, plugins
 from cdk.cli._standalone import standalone
 
@@ -23,6 +24,7 @@ def cli() -> None:
     """connect-cdk: build, run and certify Kafka Connect-style connectors in Python."""
 
 
+cli.add_command(new)
 cli.add_command(plugins)
 cli.add_command(docs)
 cli.add_command(broker)

@@ -218,9 +218,10 @@ def to_html_table(
 
 
 def _md(text: str) -> str:
-    return (
-        text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
-    )
+    # HTML-escaped, so that "<topic.prefix>" shows as written instead of vanishing as a tag
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
+    return text.replace("\r\n", "\n").replace("\n", "<br>")
 
 
 def _md_code(text: str) -> str:

@@ -1,14 +1,16 @@
-"""The :class:`JsonConverter`: Kafka's JSON envelope, byte for byte.
+r"""The :class:`JsonConverter`: Kafka's JSON envelope, byte for byte.
 
 With ``schemas.enable=true`` (the default) each key/value is written as
 ``{"schema":<schema>,"payload":<value>}``, the schema in Kafka's JSON schema format; with
 ``schemas.enable=false`` only the payload is written and reads infer types (integral numbers
 INT64, other numbers FLOAT64, objects MAP, arrays ARRAY).
 
-The JSON text is the one Kafka's Jackson writes: compact, keys in Kafka's order, non-ASCII as
-UTF-8, doubles/floats in Java's ``toString`` form (``1.0E10``), non-finite numbers as the strings
+The JSON text is the one Kafka's Jackson writes: compact, keys in Kafka's order, non-ASCII as UTF-8
+except characters beyond U+FFFF, which are escaped as UTF-16 surrogate pairs (``\uD83D\uDE00``),
+doubles/floats in Java's ``toString`` form (``1.0E10``), non-finite numbers as the strings
 ``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (Jackson's default; Kafka itself reads those back as
-``0.0``, this converter reads them back as the special values).
+``0.0``, this converter reads them back as the special values). Reading accepts what Kafka's
+Jackson accepts, including numbers with leading zeros (``00012`` reads as 12).
 
 Performance: per schema, an encoder and a decoder are compiled once and kept in LRU caches of
 ``schemas.cache.size`` entries; the schema part of the envelope is rendered once and spliced in as
@@ -35,6 +37,7 @@ from cdk.converters._json_codec import (
     NeedExactNumbers,
     decode_schemaless,
 )
+from cdk.converters._json_text import jackson_utf8, without_leading_zeros
 from cdk.converters._simple import _KeyValueHeaderConverter, converter_config_def
 from cdk.data import Decimal, Schema, SchemaAndValue, SchemaType
 from cdk.errors import DataException
@@ -168,13 +171,28 @@ def _text(data: bytes) -> str:
     return data.decode(json.detect_encoding(data), "surrogatepass")
 
 
+def _decode(decoder: json.JSONDecoder, data: bytes) -> Any:
+    """Parse; only after a parse error, retry with leading zeros dropped (as Kafka's Jackson)."""
+    text = _text(data)
+    try:
+        return decoder.decode(text)
+    except ValueError as exc:
+        relaxed = without_leading_zeros(text)
+        if relaxed is None:
+            raise
+        try:
+            return decoder.decode(relaxed)
+        except ValueError:
+            raise exc from None
+
+
 def _loads_exact(data: bytes) -> Any:
     """Parse with exact decimals (Jackson's ``USE_BIG_DECIMAL_FOR_FLOATS``)."""
-    return _EXACT.decode(_text(data))
+    return _decode(_EXACT, data)
 
 
 def _loads_std(data: bytes) -> Any:
-    return _STD.decode(_text(data))
+    return _decode(_STD, data)
 
 
 def _loads_fast(data: bytes) -> Any:
@@ -255,7 +273,7 @@ class JsonConverter(_KeyValueHeaderConverter):
             prefix = b""
             if self._schemas_enabled:
                 text = self._codec.schema_json(schema)
-                prefix = _SCHEMA_PREFIX + text.encode("utf-8") + _PAYLOAD_KEY
+                prefix = _SCHEMA_PREFIX + jackson_utf8(text) + _PAYLOAD_KEY
         except UnicodeEncodeError as exc:
             raise DataException(_WRITE_ERROR + str(exc)) from exc
         entry = (prefix, encoder)
@@ -264,7 +282,7 @@ class JsonConverter(_KeyValueHeaderConverter):
 
     def as_json_schema(self, schema: Schema | None) -> Any:
         """The JSON schema of ``schema`` as parsed JSON (``None`` for no schema)."""
-        return _loads_exact(self._codec.schema_json(schema).encode("utf-8"))
+        return _loads_exact(jackson_utf8(self._codec.schema_json(schema)))
 
     def as_connect_schema(self, json_schema: Any) -> Schema | None:
         """The Connect schema described by a parsed JSON schema (``None`` for JSON null)."""
@@ -287,7 +305,7 @@ class JsonConverter(_KeyValueHeaderConverter):
             entry = self._compile_encoder(schema)
         prefix, encoder = entry
         try:
-            body = encoder(value).encode("utf-8")
+            body = jackson_utf8(encoder(value))
         except DataException:
             raise
         except (UnicodeEncodeError, RecursionError) as exc:

@@ -3,7 +3,9 @@
 Kafka's ``StandaloneHerder`` (with ``AbstractHerder``'s validation) in Python: configurations live
 in memory; creating a connector validates it first, starts it on the :class:`Worker`, asks it for
 task configs and starts the tasks; ``request_task_reconfiguration`` regenerates the task configs
-and restarts the tasks only when they changed. Pause/resume/stop set the connector's target state.
+and restarts the tasks only when they changed. Pause/resume/stop set the connector's target state:
+as in Kafka, pausing stops the connector instance (its tasks only pause) and resuming starts it
+again, then updates its task configs.
 Every configuration handed back (connector config, info, task configs) has its PASSWORD values
 masked as ``[hidden]``.
 
@@ -38,6 +40,7 @@ from cdk.runtime._connector_offsets import (
     write_connector_offsets,
 )
 from cdk.runtime._error_context import stack_trace
+from cdk.runtime._loggers import Loggers
 from cdk.runtime._offset_store import OffsetBackingStore
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._requests import (
@@ -105,6 +108,7 @@ class StandaloneHerder:
         self.request_timeout_s = REQUEST_TIMEOUT_S
         self._ready = threading.Event()
         self._stopping = False
+        self._loggers = Loggers()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -138,6 +142,11 @@ class StandaloneHerder:
             self._worker.stop_connectors([n for n in self._configs if n in held])
             self._starts.clear()
         log.info("Herder stopped")
+
+    @property
+    def config(self) -> WorkerConfig:
+        """The worker configuration."""
+        return self._config
 
     @property
     def ready(self) -> bool:
@@ -501,8 +510,43 @@ class StandaloneHerder:
             return [dict(c) for c in self._task_configs.get(name, [])]
 
     def connector_active_topics(self, name: str) -> dict[str, Any]:
-        """``{name: {"topics": [...]}}``; topic tracking is not implemented, so it is empty."""
-        return {name: {"topics": []}}
+        """``{name: {"topics": [...]}}``: the topics the connector's tasks used (KIP-558).
+
+        Source tasks record the topics Kafka acknowledged their records for, sink tasks the
+        topics of the records they consumed. As in Kafka, an unknown (or deleted) connector
+        has no active topics: the answer is an empty list, not an error.
+        """
+        return {name: {"topics": self._status.topics(name)}}
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        """Forget the connector's active topics; its tasks record the ones they use again."""
+        self._status.reset_topics(name)
+        log.info("Reset the active topics of connector %s", name)
+
+    # ------------------------------------------------------------------ log levels (KIP-495)
+    def logger_level(self, name: str) -> dict[str, Any] | None:
+        """``{"level", "last_modified"}`` of an existing logger (``root`` too), else ``None``."""
+        return self._loggers.level(name)
+
+    def all_logger_levels(self) -> dict[str, dict[str, Any]]:
+        """The root logger and every logger with an explicit level, sorted by name."""
+        return self._loggers.all_levels()
+
+    def set_worker_logger_level(self, namespace: str, level: str) -> list[str]:
+        """Set the level of a logger and its descendants in this worker; their names, sorted.
+
+        Raises:
+            ValueError: ``level`` is not a Kafka (log4j) level name.
+        """
+        return self._loggers.set_level(namespace, level)
+
+    def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """Set the level across the cluster: in standalone mode, this worker is the cluster.
+
+        Raises:
+            ValueError: ``level`` is not a Kafka (log4j) level name.
+        """
+        self._loggers.set_level(namespace, level)
 
     # ------------------------------------------------------------------ restarts and states
     def restart_connector(self, name: str) -> None:
@@ -611,9 +655,16 @@ class StandaloneHerder:
             if previous is TargetState.STOPPED or name not in self._worker.connector_names():
                 self._start_connector(name)  # its tasks are started once it has started
                 return
-            self._worker.set_target_state(name, target, wait=False)
+            resumed = self._worker.set_target_state(name, target, wait=False)
             if target is TargetState.STARTED:
-                self._update_connector_tasks(name)
+                # A paused connector was stopped: once its start() has run again, regenerate
+                # the task configs (the tasks restart only if they changed), as Kafka does.
+                def update_tasks() -> None:
+                    with self._lock:
+                        if not self._stopping and self._targets.get(name) is TargetState.STARTED:
+                            self._update_connector_tasks(name)
+
+                resumed.add_done_callback(lambda _: self._submit(update_tasks))
 
     # ------------------------------------------------------------------ offsets
     def connector_offsets(self, name: str) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 Endpoints, JSON shapes, status codes and error bodies (``{"error_code": N, "message": ...}``)
 follow Kafka Connect 3.9: ``/``, ``/health``, ``/connectors`` (with ``?expand=status|info``),
 ``/connectors/{name}`` and its ``config``, ``status``, ``tasks``, ``restart``, ``pause``,
-``resume``, ``stop``, ``topics`` and ``offsets`` sub-resources, and ``/connector-plugins``.
+``resume``, ``stop``, ``topics`` and ``offsets`` sub-resources, ``/connector-plugins``, and
+``/admin/loggers`` (log levels, KIP-495).
 The server binds ``127.0.0.1`` unless configured otherwise, may require HTTP basic
 authentication, and never logs request bodies (they carry secrets).
 """
@@ -33,6 +34,8 @@ from cdk.runtime._http import (
     RouteHandler,
     string_map,
 )
+from cdk.runtime._kit_info import kit_commit
+from cdk.runtime._loggers import to_python_level
 
 if TYPE_CHECKING:
     from cdk.runtime._herder import StandaloneHerder
@@ -211,6 +214,8 @@ class RestServer:
             route("/connector-plugins", get=self._plugins),
             route("/connector-plugins/{p}/config", get=self._plugin_config),
             route("/connector-plugins/{p}/config/validate", ("PUT",), put=self._validate),
+            route("/admin/loggers", get=self._loggers),
+            route("/admin/loggers/{l}", ("PUT",), get=self._logger, put=self._set_logger),
         ]
 
     def _dispatch(
@@ -267,7 +272,7 @@ class RestServer:
             200,
             {
                 "version": __version__,
-                "commit": "unknown",
+                "commit": kit_commit(),
                 "kafka_cluster_id": self.herder.kafka_cluster_id,
             },
         )
@@ -392,11 +397,19 @@ class RestServer:
         return Response(204)
 
     def _topics(self, request: Request) -> Response:
-        return Response(200, self.herder.connector_active_topics(request.params[0]))
+        herder = self.herder
+        if not herder.config.topic_tracking_enabled:
+            raise HttpError(403, "Topic tracking is disabled.")
+        return Response(200, herder.connector_active_topics(request.params[0]))
 
     def _topics_reset(self, request: Request) -> Response:
-        self.herder.connector_active_topics(request.params[0])
-        return Response(204)
+        herder = self.herder
+        if not herder.config.topic_tracking_enabled:
+            raise HttpError(403, "Topic tracking is disabled.")
+        if not herder.config.topic_tracking_reset_allowed:
+            raise HttpError(403, "Topic tracking reset is disabled.")
+        herder.reset_connector_active_topics(request.params[0])
+        return Response(202)
 
     def _offsets(self, request: Request) -> Response:
         return Response(200, self.herder.connector_offsets(request.params[0]))
@@ -431,6 +444,40 @@ class RestServer:
                 400, f"Included connector type {included} does not match request type {plugin}"
             )
         return Response(200, self.herder.validate_connector_config(config))
+
+    def _loggers(self, request: Request) -> Response:
+        return Response(200, self.herder.all_logger_levels())
+
+    def _logger(self, request: Request) -> Response:
+        name = request.params[0]
+        level = self.herder.logger_level(name)
+        if level is None:
+            raise HttpError(404, f"Logger {name} not found.")
+        return Response(200, level)
+
+    def _set_logger(self, request: Request) -> Response:
+        namespace = request.params[0]
+        body = request.json()
+        if not isinstance(body, dict):
+            raise HttpError(400, "Request body must be a JSON object with the desired 'level'")
+        level = string_map(body, "Logger level").get("level")
+        if level is None:
+            raise HttpError(400, "Desired 'level' parameter was not specified in request.")
+        if to_python_level(level) is None:
+            # Kafka answers an unknown level with 404 Not Found (LoggingResource)
+            raise HttpError(404, f"invalid log level '{level}'.")
+        scopes = request.query.get("scope") or ["worker"]
+        scope = scopes[0].lower()  # the first, as JAX-RS reads a query parameter
+        if scope == "cluster":
+            self.herder.set_cluster_logger_level(namespace, level)
+            return Response(204)
+        if scope != "worker":
+            log.warning(
+                "Received invalid scope %r in request to adjust logging level; "
+                "will default to worker",
+                scopes[0],
+            )
+        return Response(200, self.herder.set_worker_logger_level(namespace, level))
 
 
 def _normalized(name: str) -> str:

@@ -393,6 +393,7 @@ class WorkerSinkTask(WorkerTask):
         ts_types = _TIMESTAMP_TYPES
         new = _new_sink_record
         raw = self._raw
+        active_topics = self._active_topic_names
         for msg in messages:
             if msg.error() is not None:
                 self._consumer_error(msg.error())
@@ -408,6 +409,8 @@ class WorkerSinkTask(WorkerTask):
                 headers = convert_headers(topic, raw_headers) if raw_headers else Headers()
                 key = key_to(topic, msg.key(), headers)
                 value = value_to(topic, msg.value(), headers)
+                if active_topics is not None and topic not in active_topics:
+                    self._record_active_topic(topic)  # converted, before the SMTs (as Kafka)
                 ts_type, ts = msg.timestamp()
                 # Fields set directly: the values come from Kafka, the constructor's checks
                 # would only cost time.
@@ -482,6 +485,8 @@ class WorkerSinkTask(WorkerTask):
         )
         if converted is None:
             return None
+        if self._active_topic_names is not None and topic not in self._active_topic_names:
+            self._record_active_topic(topic)
         key, value, headers = converted
         assert key is not None
         assert value is not None

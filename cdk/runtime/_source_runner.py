@@ -398,6 +398,7 @@ class WorkerSourceTask(WorkerTask):
         assert producer is not None
         produce: Callable[..., None] = producer.produce
         known_topics = self._known_topics
+        active_topics = self._active_topic_names
         submitted = self._submitted
         calls_commit_record = self._calls_commit_record
         group: _AckGroup | None = None
@@ -433,6 +434,7 @@ class WorkerSourceTask(WorkerTask):
                     group.done_one()
                     continue
                 record, key, value, headers = converted
+                topic = record.topic  # the transform may have failed before it was read
             else:
                 if record is None:
                     self._commit_task_record(pre, None)
@@ -441,6 +443,8 @@ class WorkerSourceTask(WorkerTask):
             if topic not in known_topics:
                 self._maybe_create_topic(topic)
             callback = group.on_delivery if not calls_commit_record else _RecordCallback(group, pre)
+            if active_topics is not None and topic not in active_topics:
+                callback = _ActiveTopicCallback(self, topic, callback)
             try:
                 if record.kafka_partition is None and record.timestamp is None:
                     if headers:
@@ -774,3 +778,24 @@ class _RecordCallback:
         else:
             topic = msg.topic() if msg is not None else "?"
             group.owner._send_failed(group, self.record, topic, err)
+
+
+class _ActiveTopicCallback:
+    """Records the topic as active (KIP-558) when Kafka acknowledges the record, then delegates.
+
+    Only records sent while their topic is not yet recorded get this wrapper.
+    """
+
+    __slots__ = ("callback", "owner", "topic")
+
+    def __init__(
+        self, owner: WorkerSourceTask, topic: str, callback: Callable[[Any, Any], None]
+    ) -> None:
+        self.owner = owner
+        self.topic = topic
+        self.callback = callback
+
+    def __call__(self, err: Any, msg: Any) -> None:
+        if err is None:
+            self.owner._record_active_topic(self.topic)
+        self.callback(err, msg)

@@ -48,6 +48,7 @@ class WorkerTaskArgs(TypedDict):
     flush_interval_ms: NotRequired[int]
     flush_timeout_ms: NotRequired[int]
     closers: NotRequired[Sequence[Callable[[], None]]]
+    topic_tracking: NotRequired[bool]
 
 
 class WorkerTask(ABC):
@@ -74,6 +75,8 @@ class WorkerTask(ABC):
         flush_interval_ms: ``offset.flush.interval.ms``.
         flush_timeout_ms: ``offset.flush.timeout.ms``.
         closers: called (errors logged) when the task ends: converters, SMTs, reporters, ...
+        topic_tracking: record the topics the task uses in the status store's
+            :class:`~cdk.runtime._status.ActiveTopics` (``topic.tracking.enable``).
     """
 
     #: The subclass's logger (the runner's messages keep their logger name).
@@ -95,6 +98,7 @@ class WorkerTask(ABC):
         flush_interval_ms: int = 60000,
         flush_timeout_ms: int = 5000,
         closers: Sequence[Callable[[], None]] = (),
+        topic_tracking: bool = True,
     ) -> None:
         self.id = task_id
         self._task_props = dict(task_props)
@@ -109,6 +113,14 @@ class WorkerTask(ABC):
         self._flush_interval_s = max(flush_interval_ms, 0) / 1000.0
         self._flush_timeout_s = max(flush_timeout_ms, 0) / 1000.0
         self._closers = list(closers)
+        self._active_topics = (
+            status_store.active_topics(task_id.connector) if topic_tracking else None
+        )
+        #: The names of the connector's active topics (a live view; None without tracking): the
+        #: record loops call :meth:`_record_active_topic` only for a topic not in it.
+        self._active_topic_names = (
+            self._active_topics.names if self._active_topics is not None else None
+        )
 
         self._lock = threading.Lock()
         self._stopping = False
@@ -121,6 +133,11 @@ class WorkerTask(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}{{id={self.id}}}"
+
+    def _record_active_topic(self, topic: str) -> None:
+        """Record a topic the task used (KIP-558); the caller checked it was not recorded."""
+        if self._active_topics is not None:
+            self._active_topics.record(topic, self.id)
 
     # -- control (any thread) --------------------------------------------------------------------
     @property

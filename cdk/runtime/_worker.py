@@ -211,7 +211,7 @@ class Worker:
             return set(self._connectors)
 
     def is_running(self, name: str) -> bool:
-        """Whether connector ``name`` is started (running or paused) and not failed."""
+        """Whether connector ``name`` is started (not paused, stopped or failed)."""
         with self._lock:
             entry = self._connectors.get(name)
         return entry is not None and entry.started and not entry.failed
@@ -320,25 +320,35 @@ class Worker:
         self._transition(entry, target)
 
     def _transition(self, entry: _ConnectorEntry, target: TargetState) -> None:
-        """On the connector's thread: start or stop the connector and report its new state."""
+        """On the connector's thread: start or stop the connector and report its new state.
+
+        As Kafka's ``WorkerConnector``, a connector has no paused state of its own: PAUSED (like
+        STOPPED) calls ``stop()`` on a started connector, and STARTED calls ``start()`` again on
+        the same instance (no new ``initialize``). A ``stop()`` that raises while pausing fails
+        the connector; while stopping it is logged and the connector is STOPPED all the same.
+        """
         entry.target = target
         if entry.failed or entry.connector is None or entry.removed:
             return
-        if target is TargetState.STOPPED:
-            if entry.started:
-                self._call_connector_stop(entry)
-            self._report(entry, Status(State.STOPPED, self.worker_id))
+        if target is TargetState.STARTED:
+            if not entry.started:
+                try:
+                    entry.connector.start(dict(entry.props))
+                except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
+                    self._connector_failed(entry, exc, "Failed to start connector")
+                    return
+                entry.started = True
+                log.info("Connector %s started", entry.name)
+            self._report(entry, Status(State.RUNNING, self.worker_id))
             return
-        if not entry.started:
-            try:
-                entry.connector.start(dict(entry.props))
-            except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
-                self._connector_failed(entry, exc, "Failed to start connector")
+        paused = target is TargetState.PAUSED
+        if entry.started:
+            error = self._call_connector_stop(entry)
+            if error is not None and paused:
+                self._connector_failed(entry, error, "Error while pausing connector")
                 return
-            entry.started = True
-            log.info("Connector %s started", entry.name)
-        state = State.PAUSED if target is TargetState.PAUSED else State.RUNNING
-        self._report(entry, Status(state, self.worker_id))
+            log.info("Connector %s %s", entry.name, "paused" if paused else "stopped")
+        self._report(entry, Status(State.PAUSED if paused else State.STOPPED, self.worker_id))
 
     def _report(self, entry: _ConnectorEntry, status: Status) -> None:
         """Record a connector's state unless it was stopped (or replaced) meanwhile."""
@@ -346,13 +356,16 @@ class Worker:
             if self._connectors.get(entry.name) is entry and not entry.removed:
                 self.status.put_connector(entry.name, status)
 
-    def _call_connector_stop(self, entry: _ConnectorEntry) -> None:
+    def _call_connector_stop(self, entry: _ConnectorEntry) -> Exception | None:
+        """Call the connector's ``stop()``; log and return what it raised (None if nothing)."""
         entry.started = False
         assert entry.connector is not None
         try:
             entry.connector.stop()
-        except Exception as exc:
+        except Exception as exc:  # logged here; the caller decides what follows
             log.error("Error while shutting down connector %s", entry.name, exc_info=exc)
+            return exc
+        return None
 
     def _connector_failed(self, entry: _ConnectorEntry, exc: BaseException, what: str) -> None:
         log.error("%s %s", what, entry.name, exc_info=exc)
@@ -501,6 +514,8 @@ class Worker:
     ) -> concurrent.futures.Future[None]:
         """Pause, resume or stop a connector and pause/resume its tasks.
 
+        PAUSED calls the connector's ``stop()`` and pauses its tasks; STARTED calls its
+        ``start()`` again and resumes them (the herder then updates the task configs, as Kafka).
         STOPPED stops the connector and its tasks (their statuses are removed); STARTED after
         STOPPED starts the connector again (the herder then starts its tasks).
 
@@ -667,6 +682,7 @@ class Worker:
             "flush_interval_ms": self.config.offset_flush_interval_ms,
             "flush_timeout_ms": self.config.offset_flush_timeout_ms,
             "closers": list(reversed(closers)),
+            "topic_tracking": self.config.topic_tracking_enabled,
         }
         if kind == "source":
             assert isinstance(task, SourceTask)

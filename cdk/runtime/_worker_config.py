@@ -64,6 +64,8 @@ PLUGIN_PATH_CONFIG = "plugin.path"
 CONFIG_PROVIDERS_CONFIG = "config.providers"
 CONNECTOR_CLIENT_POLICY_CLASS_CONFIG = "connector.client.config.override.policy"
 TOPIC_CREATION_ENABLE_CONFIG = "topic.creation.enable"
+TOPIC_TRACKING_ENABLE_CONFIG = "topic.tracking.enable"
+TOPIC_TRACKING_ALLOW_RESET_CONFIG = "topic.tracking.allow.reset"
 
 DEFAULT_LISTENER = "http://127.0.0.1:8083"
 
@@ -291,6 +293,22 @@ WORKER_CONFIG_DEF: ConfigDef = (
         "admin client to create its topics and will not depend on the Kafka brokers to create "
         "topics automatically.",
     )
+    .define(
+        TOPIC_TRACKING_ENABLE_CONFIG,
+        Type.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Enable tracking the set of active topics per connector during runtime.",
+    )
+    .define(
+        TOPIC_TRACKING_ALLOW_RESET_CONFIG,
+        Type.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "If set to true, it allows user requests to reset the set of active topics per connector.",
+    )
 )
 """The worker's configuration keys, with Kafka's defaults and documentation."""
 
@@ -369,6 +387,16 @@ class WorkerConfig(AbstractConfig):
         """``offset.storage.file.filename``, ``None`` for in-memory offsets."""
         value: str | None = self.get(OFFSET_STORAGE_FILE_FILENAME_CONFIG)
         return value or None
+
+    @property
+    def topic_tracking_enabled(self) -> bool:
+        """``topic.tracking.enable``: whether tasks record the topics they use (KIP-558)."""
+        return bool(self.get_boolean(TOPIC_TRACKING_ENABLE_CONFIG))
+
+    @property
+    def topic_tracking_reset_allowed(self) -> bool:
+        """``topic.tracking.allow.reset``: whether the REST API may reset active topics."""
+        return bool(self.get_boolean(TOPIC_TRACKING_ALLOW_RESET_CONFIG))
 
     @property
     def override_policy(self) -> str:

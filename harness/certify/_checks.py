@@ -10,6 +10,7 @@ and it is skipped by raising :class:`CheckSkipped` with a reason.
 from __future__ import annotations
 
 import enum
+import inspect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -103,7 +104,9 @@ class Check:
         per_project: it checks the project (README, wheel), not a connector: it runs once,
             with the project's first driver.
         run: the check function.
-        description: a longer explanation for the report (the function's docstring).
+        description: what the check proves, for the report and the docs' checklist (the
+            function's docstring, dedented; its inline RST renders as markup).
+        fix: how to fix a failure, in a sentence or two (inline RST, as ``description``).
     """
 
     id: str
@@ -114,6 +117,7 @@ class Check:
     run: Callable[[CheckContext], None]
     description: str = ""
     per_project: bool = False
+    fix: str = ""
 
     @property
     def suite(self) -> str:
@@ -216,8 +220,12 @@ def check(
     needs: Iterable[str] = ("kafka",),
     required: bool = True,
     per_project: bool = False,
+    fix: str = "",
 ) -> Callable[[Callable[[CheckContext], None]], Callable[[CheckContext], None]]:
     """Register the decorated function as check ``id``.
+
+    The function's docstring is the check's description; ``fix`` says how to make a failing
+    connector pass. Both are inline RST, rendered in the report and in the docs' checklist.
 
     Raises:
         ValueError: the id is malformed, names an unknown suite, or is taken.
@@ -232,7 +240,7 @@ def check(
             raise ValueError(
                 f"check id {id} is registered twice: {_qualified(known.run)} and {_qualified(fn)}"
             )
-        doc = " ".join((fn.__doc__ or "").split())
+        doc = inspect.cleandoc(fn.__doc__ or "")
         _REGISTRY[id] = Check(
             id,
             title,
@@ -242,6 +250,7 @@ def check(
             fn,
             description=doc,
             per_project=per_project,
+            fix=inspect.cleandoc(fix),
         )
         return fn
 

@@ -5,7 +5,8 @@ of inline script only add outcome filters). Sections: the verdict and counts, th
 suite (every skip and failure with its reason, expected vs actual, details), performance
 figures with their thresholds and plots, the generated configuration reference of each
 connector, and the environment and timing of the run. Every value is escaped; the embedded
-configuration reference is sanitized (:mod:`harness.certify._report_sanitize`).
+configuration reference is sanitized (:mod:`harness.certify._report_sanitize`); the checks'
+descriptions, written in RST, are rendered by :mod:`harness.certify._rst_inline`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from harness.certify._report_common import (
     verdict_reason,
 )
 from harness.certify._report_sanitize import sanitize
+from harness.certify._rst_inline import render_rst
 from harness.certify._runner import CertificationRun
 
 __all__ = ["render_html", "write_html"]
@@ -82,6 +84,8 @@ table.ea td { white-space: pre-wrap; word-break: break-word; }
 details { margin: 6px 0; }
 summary { cursor: pointer; color: #0969da; }
 .suite-description { color: #57606a; margin-top: -4px; }
+.check-description p, .check-fix p { margin: 6px 0; }
+.check-description ul, .check-fix ul { margin: 4px 0; padding-left: 20px; }
 .plot { display: block; max-width: 100%; height: auto; margin: 8px 0 16px; }
 .plot .axis { stroke: #1f2328; stroke-width: 1; }
 .plot .grid { stroke: #eaeef2; stroke-width: 1; }
@@ -289,8 +293,15 @@ def _result(result: CheckResult) -> str:
     if result.metrics:
         parts.append(_metrics_table(result.metrics))
     inner = []
-    if c.description:
-        inner.append(f"<p>{_e(c.description)}</p>")
+    if c.description:  # the kit's RST, rendered with every piece of text escaped
+        inner.append(f'<div class="check-description">{render_rst(clean(c.description))}</div>')
+    if c.fix:
+        fix = (
+            '<div class="check-fix"><p><strong>How to fix a failure:</strong></p>'
+            f"{render_rst(clean(c.fix))}</div>"
+        )
+        # a failure shows its fix right under expected vs actual; otherwise it is background
+        (parts if result.outcome is Outcome.FAILED else inner).append(fix)
     inner.append(
         f'<p class="meta">Applies to: {_e(", ".join(sorted(c.kinds)))}'
         f"{' (once per project)' if c.per_project else ''} · needs: "

@@ -75,5 +75,6 @@ class FileStreamSinkDriver(SinkDriver):
     def read_back(self) -> list[Hashable]:
         if not self.file.exists():
             return []
-        lines = self.file.read_text(encoding="utf-8").splitlines()
-        return [_id_of(line) for line in lines if line.strip()]
+        # Only complete lines: a put may be half way through writing the last one.
+        lines = self.file.read_text(encoding="utf-8").splitlines(keepends=True)
+        return [_id_of(line) for line in lines if line.endswith("\n") and line.strip()]

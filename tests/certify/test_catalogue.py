@@ -63,3 +63,8 @@ def test_every_suite_has_checks_with_titles_and_descriptions() -> None:
     for c in checks:
         assert c.title, c.id
         assert len(c.description) > 40, f"{c.id} has no real description: {c.description!r}"
+
+
+def test_every_check_says_how_to_fix_a_failure() -> None:
+    for c in all_checks():
+        assert len(c.fix) > 40, f"{c.id} has no real fix: {c.fix!r}"

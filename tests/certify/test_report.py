@@ -32,6 +32,7 @@ from harness.certify._report_html import render_html
 from harness.certify._report_json import summary
 from harness.certify._report_junit import junit_xml
 from harness.certify._report_sanitize import sanitize
+from harness.certify._rst_inline import render_inline, render_rst
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
 from tests.certify._support import describe, project_for, run_checks
 
@@ -67,6 +68,8 @@ SAFE_TAGS = {
     "td",
     "code",
     "pre",
+    "em",
+    "cite",
     "details",
     "summary",
     "label",
@@ -336,6 +339,79 @@ def test_html_sections(tmp_path: Path) -> None:
     assert "&gt;= 1,000 records/s" in page
     assert page.count('<svg class="plot"') == 1
     assert "CPython 3.11" in page
+
+
+def test_html_renders_check_descriptions_and_fixes_as_markup(tmp_path: Path) -> None:
+    described = Check(
+        "CFG-01",
+        "documents every key",
+        frozenset({"source"}),
+        frozenset(),
+        True,
+        lambda ctx: None,
+        description=(
+            "``config()`` returns a :class:`~cdk.config.ConfigDef` with *every* key.\n\n"
+            f"- one ``{HOSTILE}``\n- two {HOSTILE}"
+        ),
+        fix="Give each key a **documentation** string in ``define``.",
+    )
+    result = CheckResult(described, "FileStreamSourceDriver", "source", Outcome.PASSED)
+    page = render_html(_run(tmp_path, [result]))
+    assert (
+        '<div class="check-description"><p><code>config()</code> returns a '
+        "<code>ConfigDef</code> with <em>every</em> key.</p><ul><li>one <code>&lt;script&gt;"
+    ) in page
+    assert "``" not in page
+    assert "<script>alert(1)" not in page
+    assert "<img" not in page
+    assert (
+        "<strong>How to fix a failure:</strong></p><p>Give each key a "
+        "<strong>documentation</strong> string in <code>define</code>.</p>"
+    ) in page
+    assert {tag for tag, _ in _tags(page)} <= SAFE_TAGS
+    # a passed check keeps its fix in the collapsed block; a failed one shows it
+    assert page.index("How to fix a failure") > page.index("<summary>About this check</summary>")
+    failed = CheckResult(
+        described, "FileStreamSourceDriver", "source", Outcome.FAILED, "no", "a doc", "none"
+    )
+    page = render_html(_run(tmp_path, [failed]))
+    assert page.index("How to fix a failure") < page.index("<summary>About this check</summary>")
+    assert page.count("How to fix a failure") == 1
+
+
+def test_every_registered_description_renders_without_raw_rst() -> None:
+    from harness.certify import all_checks
+
+    for c in all_checks():
+        for text in (c.description, c.fix):
+            html = render_rst(text)
+            assert "``" not in html, (c.id, html)
+            assert ":class:" not in html, (c.id, html)
+
+
+@pytest.mark.parametrize(
+    ("rst", "html"),
+    [
+        ("a ``b <c>`` d", "a <code>b &lt;c&gt;</code> d"),
+        ("*em* and **strong**", "<em>em</em> and <strong>strong</strong>"),
+        (":func:`cdk.x.run` :meth:`~A.b`", "<code>cdk.x.run()</code> <code>b()</code>"),
+        (":class:`the def <cdk.config.ConfigDef>`", "<code>the def</code>"),
+        ("`Kafka <https://kafka.apache.org>`_", '<a href="https://kafka.apache.org">Kafka</a>'),
+        ("`no <javascript:alert(1)>`_", "no"),
+        ("a*b*c, 2 * 3 * 4 and \\*x\\*", "a*b*c, 2 * 3 * 4 and *x*"),
+        ("<script>&amp;", "&lt;script&gt;&amp;amp;"),
+    ],
+)
+def test_render_inline(rst: str, html: str) -> None:
+    assert render_inline(rst) == html
+
+
+def test_render_rst_blocks() -> None:
+    text = "One\nparagraph.\n\n- item ``a``\n  continued\n\n- item b\n\nCode::\n\n    x <y>\n\nEnd."
+    assert render_rst(text) == (
+        "<p>One paragraph.</p><ul><li>item <code>a</code> continued</li><li>item b</li></ul>"
+        "<p>Code:</p><pre>x &lt;y&gt;</pre><p>End.</p>"
+    )
 
 
 def test_plot_draws_axes_and_labels() -> None:

@@ -401,3 +401,13 @@ def test_to_markdown() -> None:
         "| `pw` |  | password | `[hidden]` |  | low |\n"
     )
     assert ConfigDef().to_markdown() == ""
+
+
+def test_to_markdown_shows_markup_characters_as_written() -> None:
+    d = ConfigDef().define(
+        "p", Type.STRING, "*.jsonl", None, Importance.LOW, "Topic <prefix>name, *all* & more."
+    )
+    row = d.to_markdown().splitlines()[-1]
+    assert row == (
+        "| `p` | Topic &lt;prefix&gt;name, \\*all\\* &amp; more. | string | `*.jsonl` |  | low |"
+    )

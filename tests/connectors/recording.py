@@ -5,7 +5,9 @@ record it receives (topic, partition, offset, key, value, headers) and one per l
 (start, open, close, flush, stop). ``put`` writes through a buffered file and ``flush`` makes the
 writes durable (``fsync``), as a real sink would, so a ``kill -9`` loses exactly what was not
 flushed (and therefore not committed). :func:`read_store` reads a directory back, from any
-process; a torn last line (killed mid-write) is ignored.
+process; a torn last line (killed mid-write) is ignored. The connector instance records its own
+``start`` and ``stop`` calls in ``<store.dir>/connector-<instance>.events`` (read them with
+:func:`read_connector_events`), apart from the tasks' files.
 
 Fault injection:
 
@@ -50,6 +52,7 @@ __all__ = [
     "RecordingSinkTask",
     "Store",
     "normalize",
+    "read_connector_events",
     "read_store",
 ]
 
@@ -121,10 +124,21 @@ def normalize(value: Any) -> Any:
 
 
 class RecordingSinkConnector(SinkConnector):
-    """Hands every task the same config; the tasks record what they get."""
+    """Hands every task the same config; the tasks record what they get.
+
+    The connector records its own ``start``/``stop`` calls (see :func:`read_connector_events`).
+    """
 
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
+        self._instance = uuid.uuid4().hex[:12]
+        self._events: Path | None = None
+
+    def _event(self, name: str) -> None:
+        if self._events is not None:
+            line = {"event": name, "instance": self._instance}
+            with self._events.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(line, sort_keys=True) + "\n")
 
     def version(self) -> str:
         return "1.0.0-test"
@@ -133,8 +147,12 @@ class RecordingSinkConnector(SinkConnector):
         return RECORDING_CONFIG
 
     def start(self, props: dict[str, str]) -> None:
-        AbstractConfig(RECORDING_CONFIG, props)  # fail fast on a bad config
+        config = AbstractConfig(RECORDING_CONFIG, props)  # fail fast on a bad config
         self._props = dict(props)
+        directory = Path(config.get_string(STORE_DIR))
+        directory.mkdir(parents=True, exist_ok=True)
+        self._events = directory / f"connector-{self._instance}.events"
+        self._event("start")
 
     def task_class(self) -> type[Task]:
         return RecordingSinkTask
@@ -143,6 +161,7 @@ class RecordingSinkConnector(SinkConnector):
         return [dict(self._props) for _ in range(max_tasks)]
 
     def stop(self) -> None:
+        self._event("stop")
         self._props = {}
 
 
@@ -265,3 +284,18 @@ def read_store(directory: str | os.PathLike[str]) -> Store:
                 continue  # a torn last line after kill -9
             (events if "event" in item else records).append(item)
     return Store(records, events)
+
+
+def read_connector_events(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The connector instances' ``start``/``stop`` calls in ``directory``, in file order.
+
+    Each event is ``{"event": "start" | "stop", "instance": <connector instance id>}``; with more
+    than one connector instance the files are read in name order.
+    """
+    path = Path(directory)
+    if not path.is_dir():
+        return []
+    events: list[dict[str, Any]] = []
+    for file in sorted(path.glob("connector-*.events")):
+        events.extend(json.loads(line) for line in file.read_text(encoding="utf-8").splitlines())
+    return events

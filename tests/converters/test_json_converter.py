@@ -667,3 +667,149 @@ def test_outputs_identical_with_and_without_orjson(monkeypatch: pytest.MonkeyPat
         monkeypatch.setattr(JsonConverter, "use_orjson", flag)
         with pytest.raises(DataException):
             make(**{"schemas.enable": "false"}).to_connect_data(TOPIC, schemaless)
+
+
+# -- Jackson parity: leading zeros on read, supplementary characters on write -------------------
+@pytest.mark.parametrize(
+    ("schema_json", "payload", "expected"),
+    [
+        ('{"type": "int8"}', "00012", SchemaAndValue(Schema.INT8_SCHEMA, 12)),
+        ('{"type": "int16"}', "000123", SchemaAndValue(Schema.INT16_SCHEMA, 123)),
+        ('{"type": "int32"}', "000012345", SchemaAndValue(Schema.INT32_SCHEMA, 12345)),
+        ('{"type": "int64"}', "00000123456789", SchemaAndValue(Schema.INT64_SCHEMA, 123456789)),
+        ('{"type": "int64"}', "-0042", SchemaAndValue(Schema.INT64_SCHEMA, -42)),
+        ('{"type": "int32"}', "0000", SchemaAndValue(Schema.INT32_SCHEMA, 0)),
+        ('{"type": "float"}', "0012.34", SchemaAndValue(Schema.FLOAT32_SCHEMA, 12.34)),
+        ('{"type": "double"}', "000123.456", SchemaAndValue(Schema.FLOAT64_SCHEMA, 123.456)),
+        ('{"type": "double"}', "-00.5e-005", SchemaAndValue(Schema.FLOAT64_SCHEMA, -0.5e-5)),
+        (
+            '{"type": "array", "items": {"type": "int32"}}',
+            "[01, 002, 3, 0]",
+            SchemaAndValue(SchemaBuilder.array(Schema.INT32_SCHEMA).build(), [1, 2, 3, 0]),
+        ),
+    ],
+)
+def test_number_with_leading_zeros_to_connect(
+    converter: JsonConverter, schema_json: str, payload: str, expected: SchemaAndValue
+) -> None:
+    """Kafka's JsonDeserializer enables Jackson's ALLOW_LEADING_ZEROS_FOR_NUMBERS (KAFKA-15012)."""
+    text = '{ "schema": ' + schema_json + ', "payload": ' + payload + " }"
+    result = to_connect(converter, text)
+    if expected.schema == Schema.FLOAT32_SCHEMA:
+        assert result.schema == expected.schema
+        assert result.value == pytest.approx(expected.value, rel=1e-7)
+    else:
+        assert result == expected
+
+
+def test_leading_zeros_in_containers_decimals_and_schemaless(converter: JsonConverter) -> None:
+    text = (
+        '{"schema": {"type": "struct", "fields": ['
+        '{"field": "ids", "type": "array", "items": {"type": "int32"}},'
+        '{"field": "code", "type": "string"},'
+        '{"field": "price", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",'
+        ' "version": 01, "parameters": {"scale": "2"}}]},'
+        ' "payload": {"ids": [01, 0, 0010], "code": "007", "price": 00012.50}}'
+    )
+    value = to_connect(converter, text).value
+    assert value.get("ids") == [1, 0, 10]
+    assert value.get("code") == "007"  # strings are never touched
+    assert value.get("price") == decimal.Decimal("12.50")
+    assert str(value.get("price")) == "12.50"
+    schemaless = make(**{"schemas.enable": "false"})
+    for flag in (True, False):
+        schemaless.use_orjson = flag
+        assert schemaless.to_connect_data(TOPIC, b"00012") == SchemaAndValue(None, 12)
+        assert schemaless.to_connect_data(
+            TOPIC, b'{"a": -007, "b": "0012", "c": [00.25, 1e-005], "d": "say \\"00\\""}'
+        ) == SchemaAndValue(None, {"a": -7, "b": "0012", "c": [0.25, 1e-5], "d": 'say "00"'})
+
+
+def test_leading_zeros_on_the_known_schema_fast_path(converter: JsonConverter) -> None:
+    data = converter.from_connect_data(TOPIC, Schema.INT32_SCHEMA, 1)
+    assert data is not None
+    assert data.endswith(b'"payload":1}')
+    assert converter.to_connect_data(TOPIC, data).value == 1  # the schema text is now known
+    assert converter.to_connect_data(TOPIC, data[:-2] + b"00012}").value == 12
+    decimal_data = make(**{"decimal.format": "NUMERIC"}).from_connect_data(
+        TOPIC, Decimal.schema(2), decimal.Decimal("1.50")
+    )
+    assert decimal_data is not None
+    assert decimal_data.endswith(b'"payload":1.50}')
+    for _ in range(2):
+        read = converter.to_connect_data(TOPIC, decimal_data[:-5] + b"0001.50}")
+        assert read.value == decimal.Decimal("1.50")
+
+
+def test_leading_zeros_do_not_make_invalid_json_valid(converter: JsonConverter) -> None:
+    for text in [b'{"schema": null, "payload": 00.}', b'{"schema": null, "payload": +0012}']:
+        with pytest.raises(DataException, match="serialization error"):
+            converter.to_connect_data(TOPIC, text)
+    with pytest.raises(DataException) as info:
+        converter.to_connect_data(TOPIC, b'{"schema": null, "payload": [0012 0013]}')
+    assert "Expecting ',' delimiter" in str(info.value)  # the original text's error, not ours
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("😀", b'"\\uD83D\\uDE00"'),
+        ("a😀b", b'"a\\uD83D\\uDE00b"'),
+        ("café ☕", '"café ☕"'.encode()),  # BMP characters stay raw UTF-8
+        ("é😀☕", '"é\\uD83D\\uDE00☕"'.encode()),
+        ("\U00010000\U0010ffff", b'"\\uD800\\uDC00\\uDBFF\\uDFFF"'),
+        ("\ud83d", b'"\\uD83D"'),  # a lone surrogate is escaped, as Jackson writes a lone char
+        ("plain", b'"plain"'),
+    ],
+)
+def test_supplementary_characters_written_as_escaped_surrogate_pairs(
+    converter: JsonConverter, text: str, expected: bytes
+) -> None:
+    schemaless = make(**{"schemas.enable": "false"})
+    assert schemaless.from_connect_data(TOPIC, Schema.STRING_SCHEMA, text) == expected
+    data = converter.from_connect_data(TOPIC, Schema.STRING_SCHEMA, text)
+    assert data == b'{"schema":{"type":"string","optional":false},"payload":' + expected + b"}"
+    for _ in range(2):  # the full parse, then the known-schema path
+        assert converter.to_connect_data(TOPIC, data) == SchemaAndValue(Schema.STRING_SCHEMA, text)
+
+
+def test_kafka_quickstart_line_with_emoji_is_byte_identical(converter: JsonConverter) -> None:
+    """The one record of the measured HoistField + InsertField run that differed from Java's."""
+    schema = (
+        SchemaBuilder.struct()
+        .field("content", Schema.STRING_SCHEMA)
+        .field("the_timestamp", Timestamp.builder().optional().build())
+        .build()
+    )
+    value = Struct(schema).put("content", "smile 😀 é").put("the_timestamp", None)
+    data = converter.from_connect_data(TOPIC, schema, value)
+    assert data is not None
+    assert data.endswith(
+        '"payload":{"content":"smile \\uD83D\\uDE00 é","the_timestamp":null}}'.encode()
+    )
+    assert converter.to_connect_data(TOPIC, data).value == value
+
+
+def test_supplementary_characters_in_keys_and_schemas(converter: JsonConverter) -> None:
+    schemaless = make(**{"schemas.enable": "false"})
+    assert schemaless.from_connect_data(TOPIC, None, {"🔑": ["🎉", "ü"]}) == (
+        '{"\\uD83D\\uDD11":["\\uD83C\\uDF89","ü"]}'.encode()
+    )
+    schema = (
+        SchemaBuilder.struct()
+        .name("rocket🚀")
+        .doc("doc 📄")
+        .field("f🙂", Schema.STRING_SCHEMA)
+        .build()
+    )
+    data = converter.from_connect_data(TOPIC, schema, Struct(schema).put("f🙂", "x"))
+    assert data is not None
+    assert b'"name":"rocket\\uD83D\\uDE80"' in data
+    assert b'"doc":"doc \\uD83D\\uDCC4"' in data
+    assert b'"field":"f\\uD83D\\uDE42"' in data
+    assert b'"payload":{"f\\uD83D\\uDE42":"x"}' in data
+    assert not any(b >= 0xF0 for b in data)
+    for _ in range(2):
+        read = converter.to_connect_data(TOPIC, data)
+        assert read.schema == schema
+        assert read.value.get("f🙂") == "x"

@@ -12,6 +12,7 @@ import base64
 import contextlib
 import datetime as dt
 import decimal
+import json
 import os
 from typing import Any
 
@@ -19,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cdk.converters import JsonConverter
-from cdk.converters._json_text import java_float
+from cdk.converters import JsonConverter, _json_text
+from cdk.converters._json_text import jackson_utf8, java_float, json_string
 from cdk.data import Date, Decimal, Schema, SchemaAndValue, SchemaType, Struct, Time, Timestamp
 from cdk.errors import DataException
 from harness.strategies import schema_and_value, schemas, values_for
@@ -201,3 +202,57 @@ def test_time_and_timestamp_values_are_ms_precision() -> None:
     assert conv.to_connect_data(
         TOPIC, conv.from_connect_data(TOPIC, Decimal.schema(2), decimal.Decimal("-0.01"))
     ).value == decimal.Decimal("-0.01")
+
+
+def java_utf8(text: str) -> bytes:
+    """A JSON string as Jackson writes it, char by UTF-16 char (the model for ``jackson_utf8``)."""
+    out = []
+    for char in json_string(text):
+        units = char.encode("utf-16-be", "surrogatepass")
+        if len(units) == 4 or 0xD800 <= ord(char) <= 0xDFFF:
+            for i in range(0, len(units), 2):
+                out.append(b"\\u%04X" % int.from_bytes(units[i : i + 2], "big"))
+        else:
+            out.append(char.encode("utf-8"))
+    return b"".join(out)
+
+
+ANY_CHARS = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)
+
+
+@pytest.mark.parametrize("kind_check", [True, False], ids=["kind-check", "byte-scan"])
+@SETTINGS
+@given(text=ANY_CHARS)
+def test_strings_are_written_as_jackson_writes_them(text: str, kind_check: bool) -> None:
+    expected = java_utf8(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_json_text, "_KIND_CHECK", kind_check)
+        assert jackson_utf8(json_string(text)) == expected
+        data = converter(**{"schemas.enable": "false"}).from_connect_data(
+            TOPIC, Schema.STRING_SCHEMA, text
+        )
+    assert data == expected
+    assert not any(b >= 0xF0 for b in data)  # no 4-byte UTF-8 sequence is ever written
+    for flag in (True, False):
+        back = converter(flag, **{"schemas.enable": "false"}).to_connect_data(TOPIC, data).value
+        # Java strings are UTF-16: a surrogate pair comes back as the character it encodes.
+        assert back == text.encode("utf-16-be", "surrogatepass").decode(
+            "utf-16-be", "surrogatepass"
+        )
+
+
+@SETTINGS
+@given(
+    number=st.integers(-(2**63), 2**63 - 1)
+    | st.decimals(-(10**9), 10**9, allow_nan=False, allow_infinity=False, places=3),
+    zeros=st.integers(1, 5),
+)
+def test_leading_zeros_read_as_the_number(number: int | decimal.Decimal, zeros: int) -> None:
+    text = str(number) if isinstance(number, int) else f"{number:f}"
+    negative = text.startswith("-")
+    padded = ("-" if negative else "") + "0" * zeros + text.lstrip("-")
+    expected = json.loads(text, parse_float=float)
+    for flag in (True, False):
+        conv = converter(flag, **{"schemas.enable": "false"})
+        doc = '{"n": ' + padded + ', "s": "' + padded + '"}'
+        assert conv.to_connect_data(TOPIC, doc.encode()).value == {"n": expected, "s": padded}

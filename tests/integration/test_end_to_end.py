@@ -1,4 +1,7 @@
-"""Source -> Kafka -> sink, end to end, with JSON (schemas on) and Avro; exact record sets."""
+"""Source -> Kafka -> sink, end to end, with JSON (schemas on) and Avro; exact record sets.
+
+Also Kafka's file quickstart (FileStreamSource -> Kafka -> FileStreamSink) on the embedded worker.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._wait import wait_until
 from tests.connectors.recording import read_store
 from tests.integration._support import (
     AVRO,
@@ -101,3 +105,35 @@ def test_source_to_sink_on_testcontainers(connect: Callable[..., Connect], tmp_p
             run_pipeline(worker, kafka.bootstrap_servers, tmp_path, "json")
         finally:
             worker.stop()  # before the broker goes away
+
+
+def test_filestream_sink_lines_arrive_without_waiting_for_the_offset_flush(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """The tail of the output appears as soon as it is consumed, not at the next offset commit.
+
+    The offset flush interval is 10 minutes; every line (the last ones too, which used to stay in
+    the sink's write buffer until the next flush) must be in the file within seconds.
+    """
+    worker = connect({"offset.flush.interval.ms": "600000"})
+    topic = make_topic(kafka_bootstrap)
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    lines = [f"line {i} {'x' * 20}" for i in range(200)] + ["café ☕ 😀", "the last line"]
+    source_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    source, sink = unique("file-source"), unique("file-sink")
+    worker.rest.create(
+        source, {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
+    )
+    worker.rest.create(
+        sink, {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic}
+    )
+    worker.rest.wait_state(sink, "RUNNING", tasks=1)
+
+    def written() -> list[str]:
+        return sink_file.read_text(encoding="utf-8").splitlines() if sink_file.exists() else []
+
+    wait_until(
+        lambda: written() == lines,
+        timeout=30.0,  # the group join takes ~3 s; the offset flush would come after 600 s
+        message=lambda: f"{len(lines)} lines in {sink_file}; last written: {written()[-3:]}",
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests._wait import wait_until
-from tests.connectors.recording import read_store
+from tests.connectors.recording import read_connector_events, read_store
 from tests.integration._support import (
     Connect,
     TopicReader,
@@ -66,6 +66,53 @@ def test_pause_stops_the_flow_and_resume_restarts_it(
         worker.rest.call("PUT", f"/connectors/{name}/resume", 202)
         worker.rest.wait_state(name, "RUNNING", tasks=1)
         reader.wait_for(paused_at + 200)
+
+
+def test_pausing_a_sink_stops_its_connector_and_resuming_starts_it_again(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """As Kafka's WorkerConnector: PAUSED calls the connector's stop(), STARTED its start().
+
+    The tasks only pause and resume (same task instance); records produced while paused are
+    delivered after the resume, none lost and none twice.
+    """
+    worker = connect()
+    before, during = make_topic(kafka_bootstrap), make_topic(kafka_bootstrap)
+    store = tmp_path / unique("store")
+    sink = unique("rec")
+    worker.rest.create(sink, recording_config(f"{before},{during}", store))
+    worker.rest.wait_state(sink, "RUNNING", tasks=1)
+    assert [e["event"] for e in read_connector_events(store)] == ["start"]
+
+    def received(topic: str) -> int:
+        return sum(1 for r in read_store(store).records if r["topic"] == topic)
+
+    worker.rest.create(unique("gen"), generator_config(before, records=100, batch_size=20))
+    wait_until(lambda: received(before) == 100, 60, 0.1, f"100 records of {before} received")
+
+    worker.rest.call("PUT", f"/connectors/{sink}/pause", 202)
+    worker.rest.wait_state(sink, "PAUSED", tasks=1)
+    events = read_connector_events(store)
+    assert [e["event"] for e in events] == ["start", "stop"]
+
+    worker.rest.create(unique("gen"), generator_config(during, records=100, batch_size=20))
+    with reading(kafka_bootstrap, during) as reader:
+        reader.wait_for(100)
+    assert_stays(lambda: received(during), 1.0)  # paused: nothing is delivered
+    assert received(during) == 0
+
+    worker.rest.call("PUT", f"/connectors/{sink}/resume", 202)
+    worker.rest.wait_state(sink, "RUNNING", tasks=1)
+    events = read_connector_events(store)
+    assert [e["event"] for e in events] == ["start", "stop", "start"]
+    assert len({e["instance"] for e in events}) == 1  # the same instance, started again
+    wait_until(lambda: received(during) == 100, 60, 0.1, f"100 records of {during} received")
+
+    got = read_store(store)
+    coordinates = got.coordinates()
+    assert len(coordinates) == 200
+    assert max(coordinates.values()) == 1  # nothing twice
+    assert len(got.events_named("start")) == 1  # the task was paused, never restarted
 
 
 def test_task_failure_then_rest_restart_recovers_without_loss(

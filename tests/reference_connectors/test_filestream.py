@@ -124,3 +124,19 @@ def test_sink_appends_values_and_flush_makes_them_durable(tmp_path: Path) -> Non
     task.flush({TopicPartition("t", 0): OffsetAndMetadata(2)})
     assert path.read_text() == "x\ny\n"
     task.stop()
+
+
+def test_sink_lines_are_in_the_file_when_put_returns(tmp_path: Path) -> None:
+    """As Kafka's FileStreamSinkTask: no flush() (offset commit) needed to see the lines."""
+    path = tmp_path / "out.txt"
+    task = FileStreamSinkTask()
+    task.start({"file": str(path)})
+    try:
+        task.put([SinkRecord("t", 0, None, None, None, "first", 0)])
+        assert path.read_text(encoding="utf-8") == "first\n"
+        task.put([SinkRecord("t", 0, None, None, None, v, i) for i, v in enumerate("ab", 1)])
+        assert path.read_text(encoding="utf-8") == "first\na\nb\n"
+        task.put([])
+        assert path.read_text(encoding="utf-8") == "first\na\nb\n"
+    finally:
+        task.stop()

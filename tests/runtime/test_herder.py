@@ -216,6 +216,12 @@ def test_pause_resume_stop_and_initial_states(herder: StandaloneHerder) -> None:
     wait_until(
         lambda: herder.connector_status("z")["connector"]["state"] == "PAUSED", 20, message="z"
     )
+    # As Kafka: a connector created PAUSED is not started, so it has no task configs yet; the
+    # resume starts it and then generates them.
+    assert herder.connector_status("z")["tasks"] == []
+    assert herder.task_configs("z") == []
+    herder.resume_connector("z")
+    wait_until(lambda: running(herder, "z", 1), 20, message="z resumed with its task")
     with pytest.raises(BadRequestException, match=r"Invalid initial state"):
         herder.create_connector("w", source_config(), initial_state="SLEEPING")
 

@@ -121,6 +121,13 @@ def replay(client: httpx.Client, tmp_path: Path) -> None:
         if path.startswith("/connector-plugins") and isinstance(ours, list):
             # the recorded worker had only the FileStream connectors; this one has more
             ours = [p for p in ours if "filestream" in p["class"].lower()]
+        if path.endswith("/topics"):
+            # The recording listed no topic: Kafka records a source's topic when the broker
+            # acknowledges its first record, and the request came before that. Here the topic
+            # may be listed already; it is the only one the connector may list.
+            name = path.split("/")[2]
+            assert ours[name]["topics"] in ([], [topic]), context
+            ours = {name: {"topics": []}}
         same_shape(recorded, ours, context)
 
 
@@ -291,7 +298,8 @@ def test_lifecycle_endpoints(client: httpx.Client, tmp_path: Path) -> None:
     response = client.patch(f"/connectors/{quoted}/offsets", json={"offsets": [{"partition": {}}]})
     assert response.status_code == 400
     assert "STOPPED state" in response.json()["message"]
-    assert client.put("/connectors/x/topics/reset").status_code == 204
+    reset = client.put("/connectors/x/topics/reset")
+    assert (reset.status_code, reset.content) == (202, b"")  # Kafka: 202 Accepted, no body
     assert client.get("/connectors/x/topics").json() == {"x": {"topics": []}}
     assert client.get("/connector-plugins?connectorsOnly=false").status_code == 200
     keys = client.get("/connector-plugins/TinySource/config").json()

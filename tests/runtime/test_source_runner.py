@@ -25,7 +25,7 @@ from cdk.runtime._offsets import (
 )
 from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
 from cdk.runtime._status import ConnectorTaskId, State, StatusStore, TargetState
-from cdk.transforms import TransformationChain
+from cdk.transforms import Transformation, TransformationChain
 from tests._wait import wait_until
 
 PARTITION = {"file": "gen"}
@@ -492,3 +492,43 @@ def test_topic_metadata_is_fetched_once_before_its_first_record(
     wait_until(lambda: len(task.committed) == 200, message="200 acks")
     assert holder[0].metadata_topics == [topic]  # once, for the one topic, whatever the outcome
     assert read_values(harness.bootstrap, topic, 200) == list(range(200))
+
+
+class FlakyRouter(Transformation[SourceRecord]):
+    """Routes records to ``<topic>-routed``; its first call raises RetriableException."""
+
+    calls = 0
+
+    def apply(self, record: SourceRecord) -> SourceRecord | None:
+        type(self).calls += 1
+        if type(self).calls == 1:
+            raise RetriableException("not yet")
+        return record.new_record(topic=f"{record.topic}-routed")
+
+
+def test_records_keep_their_topic_when_a_transform_retry_succeeds(
+    harness: Harness, topic: str
+) -> None:
+    """The first record's SMT fails once and its retry succeeds: it goes to the SMT's topic.
+
+    The runner also lists that topic, the one Kafka acknowledged, as the connector's active
+    topic (KIP-558), and nothing else.
+    """
+    FlakyRouter.calls = 0
+    task = GenTask()
+    runner = harness.runner(
+        task,
+        {"total": "20"},
+        chain_props={
+            "transforms": "route",
+            "transforms.route.type": f"{__name__}.FlakyRouter",
+        },
+        errors={"errors.retry.timeout": "10000", "errors.retry.delay.max.ms": "10"},
+    )
+    start(runner, task, topic)
+    routed = f"{topic}-routed"
+    wait_until(lambda: len(task.committed) == 20, message="20 acks")
+    assert all(m is not None and m.topic == routed for _, m in task.committed)
+    assert read_values(harness.bootstrap, routed, 20) == list(range(20))
+    assert harness.status.topics("gen") == [routed]
+    assert harness.status.task(runner.id).state is State.RUNNING  # type: ignore[union-attr]

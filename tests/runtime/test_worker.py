@@ -55,8 +55,19 @@ class CountSourceTask(SourceTask):
 props_fail: dict[str, bool] = {}
 
 
+#: Connector lifecycle calls by connector name ("initialize", "start", "stop").
+CALLS: dict[str, list[str]] = {}
+
+
 class CountSource(SourceConnector):
+    initializations = 0
+
+    def initialize(self, context: Any) -> None:
+        super().initialize(context)
+        self.initializations += 1
+
     def start(self, props: dict[str, str]) -> None:
+        CALLS.setdefault(props["name"], []).append("start")
         if props.get("fail.start") == "true":
             raise ConnectException("cannot start")
         self.props = props
@@ -72,7 +83,9 @@ class CountSource(SourceConnector):
         ]
 
     def stop(self) -> None:
-        pass
+        CALLS.setdefault(self.props["name"], []).append("stop")
+        if self.props.get("fail.stop") == "true":
+            raise ConnectException("cannot stop")
 
     def config(self) -> ConfigDef:
         return ConfigDef()
@@ -289,23 +302,57 @@ def test_pause_resume_and_stop(worker: Worker, kafka_bootstrap: str) -> None:
     props = source_props("pr", topic, total=10)
     start_all(worker, "pr", props, Listener())
     wait_until(lambda: state(worker, "pr", 1) is State.RUNNING, message="RUNNING")
+    connector = worker._connectors["pr"].connector
+    assert isinstance(connector, CountSource)
+    assert CALLS["pr"] == ["start"]
     worker.set_target_state("pr", TargetState.PAUSED)
     assert state(worker, "pr") is State.PAUSED
+    # As Kafka's WorkerConnector: pausing stops the connector instance; its tasks only pause.
+    assert CALLS["pr"] == ["start", "stop"]
+    assert not worker.is_running("pr")
     wait_until(
         lambda: state(worker, "pr", 0) is State.PAUSED and state(worker, "pr", 1) is State.PAUSED,
         message="tasks PAUSED",
     )
+    worker.set_target_state("pr", TargetState.PAUSED)  # already paused: no second stop()
+    assert CALLS["pr"] == ["start", "stop"]
     worker.set_target_state("pr", TargetState.STARTED)
     assert state(worker, "pr") is State.RUNNING
+    # Resuming starts the same instance again, without a new initialize().
+    assert CALLS["pr"] == ["start", "stop", "start"]
+    assert worker._connectors["pr"].connector is connector
+    assert connector.initializations == 1
+    assert worker.is_running("pr")
     wait_until(lambda: state(worker, "pr", 0) is State.RUNNING, message="tasks RUNNING")
     worker.set_target_state("pr", TargetState.STOPPED)
     assert state(worker, "pr") is State.STOPPED
+    assert CALLS["pr"] == ["start", "stop", "start", "stop"]
     assert worker.status.tasks("pr") == {}
     assert worker.task_ids() == set()
     assert not worker.is_running("pr")
     worker.set_target_state("pr", TargetState.STARTED)
     assert state(worker, "pr") is State.RUNNING
     assert worker.is_running("pr")
+
+
+def test_stop_raising_while_pausing_fails_the_connector(worker: Worker) -> None:
+    props = source_props("pausefail", "t", **{"fail.stop": "true"})
+    worker.start_connector("pausefail", props, Listener(), TargetState.STARTED)
+    worker.set_target_state("pausefail", TargetState.PAUSED)
+    status = worker.status.connector("pausefail")
+    assert status is not None
+    assert status.state is State.FAILED
+    assert "cannot stop" in (status.trace or "")
+    worker.set_target_state("pausefail", TargetState.STARTED)  # a failed connector stays failed
+    assert state(worker, "pausefail") is State.FAILED
+    assert CALLS["pausefail"] == ["start", "stop"]
+
+
+def test_stop_raising_while_stopping_still_stops(worker: Worker) -> None:
+    props = source_props("stopfail", "t", **{"fail.stop": "true"})
+    worker.start_connector("stopfail", props, Listener(), TargetState.STARTED)
+    worker.set_target_state("stopfail", TargetState.STOPPED)
+    assert state(worker, "stopfail") is State.STOPPED
 
 
 def test_connector_context_calls_reach_the_listener(worker: Worker) -> None:
@@ -328,7 +375,12 @@ def test_paused_target_starts_tasks_paused(worker: Worker, kafka_bootstrap: str)
     props = source_props("startpaused", topic, total=5)
     worker.start_connector("startpaused", props, Listener(), TargetState.PAUSED)
     assert state(worker, "startpaused") is State.PAUSED
-    configs = worker.connector_task_configs("startpaused", props)
-    worker.start_task(ConnectorTaskId("startpaused", 0), props, configs[0], TargetState.PAUSED)
+    assert "startpaused" not in CALLS  # created paused: never started (Kafka: INIT -> PAUSED)
+    assert not worker.is_running("startpaused")
+    with pytest.raises(ConnectException, match="is not running"):
+        worker.connector_task_configs("startpaused", props)
+    task_class = f"{CountSourceTask.__module__}.{CountSourceTask.__qualname__}"
+    config = {"topic": topic, "total": "5", "task.id": "0", "task.class": task_class}
+    worker.start_task(ConnectorTaskId("startpaused", 0), props, config, TargetState.PAUSED)
     wait_until(lambda: state(worker, "startpaused", 0) is State.PAUSED, message="task PAUSED")
     assert committed(worker, "startpaused", 0) is None

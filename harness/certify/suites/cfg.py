@@ -55,7 +55,15 @@ _WRONG_TYPED = {
 # CFG-01
 
 
-@check("CFG-01", "config() returns a ConfigDef that documents every key", needs=())
+@check(
+    "CFG-01",
+    "config() returns a ConfigDef that documents every key",
+    needs=(),
+    fix=(
+        "Pass a ``documentation`` string to every ``define()`` call of the connector's "
+        "``ConfigDef``; the report names the keys without one."
+    ),
+)
 def config_documented(ctx: CheckContext) -> None:
     """config() returns a ConfigDef in which every key a user can set is documented.
 
@@ -80,7 +88,16 @@ def config_documented(ctx: CheckContext) -> None:
 # CFG-02
 
 
-@check("CFG-02", "validate({}) reports every missing required key without raising", needs=())
+@check(
+    "CFG-02",
+    "validate({}) reports every missing required key without raising",
+    needs=(),
+    fix=(
+        "Let ``validate`` return the ConfigDef's result (the default implementation does) "
+        "instead of raising, and declare required keys without a default so that they are "
+        "reported as missing."
+    ),
+)
 def validate_empty(ctx: CheckContext) -> None:
     """validate({}) returns errors for every required key instead of raising.
 
@@ -113,7 +130,14 @@ def validate_empty(ctx: CheckContext) -> None:
 # CFG-03
 
 
-@check("CFG-03", "The example config validates with no errors")
+@check(
+    "CFG-03",
+    "The example config validates with no errors",
+    fix=(
+        "Make the driver's example config complete and valid: set every required key, with "
+        "values the keys' validators accept. The report lists each error by key."
+    ),
+)
 def example_validates(ctx: CheckContext) -> None:
     """The driver's example config validates with zero errors.
 
@@ -163,7 +187,16 @@ def example_validates(ctx: CheckContext) -> None:
 # CFG-04
 
 
-@check("CFG-04", "validate() never raises on generated configs", needs=())
+@check(
+    "CFG-04",
+    "validate() never raises on generated configs",
+    needs=(),
+    fix=(
+        "Never raise from ``validate``: report a problem as an error on the key's "
+        "``ConfigValue`` (``add_error_message``) and guard custom checks against missing or "
+        "mistyped values. Re-run with the smallest failing config from the report."
+    ),
+)
 def validate_fuzzed(ctx: CheckContext) -> None:
     """validate() returns a result, never raises, for configs generated from the ConfigDef.
 
@@ -253,7 +286,16 @@ def _hypothesis_home(directory: Path) -> Iterator[None]:
 # CFG-05
 
 
-@check("CFG-05", "start() rejects an invalid config with a ConnectException", needs=())
+@check(
+    "CFG-05",
+    "start() rejects an invalid config with a ConnectException",
+    needs=(),
+    fix=(
+        "Parse the config in ``start()`` with the ConfigDef (``config().parse(props)`` or an "
+        "``AbstractConfig`` subclass), which raises ``ConfigException``; raise "
+        "``ConfigException`` with a message from any further check of the values."
+    ),
+)
 def start_invalid(ctx: CheckContext) -> None:
     """start() rejects an invalid config with a ConnectException, not a raw Python error.
 
@@ -337,7 +379,15 @@ def _bad_values(key: ConfigKey) -> list[str]:
 # CFG-06
 
 
-@check("CFG-06", "task_configs(n) returns at most n string maps", needs=())
+@check(
+    "CFG-06",
+    "task_configs(n) returns at most n string maps",
+    needs=(),
+    fix=(
+        "Return at most ``max_tasks`` configs from ``task_configs`` (``group_partitions`` "
+        "splits the work), each a ``dict`` whose keys and values are all ``str``."
+    ),
+)
 def task_configs_bounded(ctx: CheckContext) -> None:
     """task_configs(n) returns a list of at most n maps of str to str, for n from 1 to 8.
 
@@ -405,9 +455,18 @@ def _task_config_problem(connector: Connector, max_tasks: int) -> str | None:
 # CFG-07
 
 
-@check("CFG-07", "The class is named *SourceConnector/*SinkConnector and has a version", needs=())
+@check(
+    "CFG-07",
+    "The class is named *SourceConnector/*SinkConnector and has a version",
+    needs=(),
+    fix=(
+        "Name the class ``<Name>SourceConnector`` or ``<Name>SinkConnector``, derive it from "
+        "``SourceConnector`` or ``SinkConnector``, and return the package's version from "
+        "``version()``."
+    ),
+)
 def naming_and_version(ctx: CheckContext) -> None:
-    """The class is named *SourceConnector or *SinkConnector and version() is non-empty.
+    """The class is named ``*SourceConnector`` or ``*SinkConnector``; ``version()`` is non-empty.
 
     Kafka Connect's plugin aliases and operators rely on the suffix; the class must also derive
     from the matching base class, and ``version()`` must return a non-empty string (the REST
@@ -441,7 +500,15 @@ def naming_and_version(ctx: CheckContext) -> None:
 # CFG-08
 
 
-@check("CFG-08", "PASSWORD values never appear in logs or REST responses")
+@check(
+    "CFG-08",
+    "PASSWORD values never appear in logs or REST responses",
+    fix=(
+        "Declare every secret as ``Type.PASSWORD``, hand secrets to tasks only under PASSWORD "
+        "keys, and never log or format raw config values (a ``Password`` prints as "
+        "``[hidden]``; call ``value()`` only where the secret is used)."
+    ),
+)
 def secrets_hidden(ctx: CheckContext) -> None:
     """PASSWORD values never appear in logs, REST responses or task configs shown by REST.
 

@@ -89,7 +89,16 @@ _INTRO_WORDS = 8
 # DOC-01
 
 
-@check("DOC-01", "Config docs generate as RST and HTML and name every key", needs=())
+@check(
+    "DOC-01",
+    "Config docs generate as RST and HTML and name every key",
+    needs=(),
+    fix=(
+        "Make every key's documentation, default and validator convertible to text "
+        "(``ConfigDef.to_rst()`` and ``to_html()`` must not raise), and do not mark keys "
+        "users must set as internal."
+    ),
+)
 def config_docs(ctx: CheckContext) -> None:
     """The connector's config reference renders as RST and as HTML and names every key.
 
@@ -131,7 +140,17 @@ def _named_in_html(text: str, name: str) -> bool:
 # DOC-02
 
 
-@check("DOC-02", "The README has the sections a review asks for", needs=(), per_project=True)
+@check(
+    "DOC-02",
+    "The README has the sections a review asks for",
+    needs=(),
+    per_project=True,
+    fix=(
+        "Add the missing sections to the README, each with content: description, data model, "
+        "delivery semantics, quickstart, configuration reference and license (a project from "
+        "``cdk new`` starts with all of them)."
+    ),
+)
 def readme_sections(ctx: CheckContext) -> None:
     """The README has the sections a certification review reads.
 
@@ -156,7 +175,16 @@ def readme_sections(ctx: CheckContext) -> None:
 # DOC-03
 
 
-@check("DOC-03", "The README's config reference names every key", needs=(), per_project=True)
+@check(
+    "DOC-03",
+    "The README's config reference names every key",
+    needs=(),
+    per_project=True,
+    fix=(
+        "List every key in the README's configuration section (``cdk docs YourConnector "
+        "--format markdown`` prints them) and remove the keys that no longer exist."
+    ),
+)
 def readme_config_reference(ctx: CheckContext) -> None:
     """The README's configuration reference mentions every config key of every connector.
 
@@ -226,7 +254,14 @@ def _key_like_spans(text: str) -> Iterable[str]:
 
 
 @check(
-    "DOC-04", "A LICENSE file exists and pyproject declares a license", needs=(), per_project=True
+    "DOC-04",
+    "A LICENSE file exists and pyproject declares a license",
+    needs=(),
+    per_project=True,
+    fix=(
+        "Add a LICENSE file and declare it in ``pyproject.toml``, e.g. ``license = "
+        '"Apache-2.0"`` under ``[project]``.'
+    ),
 )
 def license_declared(ctx: CheckContext) -> None:
     """The project has a non-empty LICENSE file and ``pyproject.toml`` declares its license.

@@ -74,7 +74,15 @@ DLQ_HEADERS = (
 )
 
 
-@check("ERR-01", "A transient outage is retried without losing records")
+@check(
+    "ERR-01",
+    "A transient outage is retried without losing records",
+    fix=(
+        "Raise ``RetriableException`` for transient failures (timeouts, refused connections) "
+        "so that the runtime retries, and keep the records that could not be written: "
+        "``put()`` gets the batch again, and ``poll()`` must return unsent records again."
+    ),
+)
 def retriable_error(ctx: CheckContext) -> None:
     """During a transient outage the task keeps running and, afterwards, delivers every record.
 
@@ -112,7 +120,14 @@ def retriable_error(ctx: CheckContext) -> None:
         flow.raise_if_failed("after the outage")
 
 
-@check("ERR-02", "A fatal error fails the task with a clear ConnectException")
+@check(
+    "ERR-02",
+    "A fatal error fails the task with a clear ConnectException",
+    fix=(
+        'Raise a ``ConnectException`` (``raise ConnectException("...") from exc``) for a '
+        "failure that will not go away; do not swallow it or retry it forever."
+    ),
+)
 def fatal_error(ctx: CheckContext) -> None:
     """When the external system breaks for good, the task fails with a ConnectException.
 
@@ -164,7 +179,15 @@ def fatal_error(ctx: CheckContext) -> None:
             )
 
 
-@check("ERR-03", "errors.tolerance=all skips poison records and delivers the rest")
+@check(
+    "ERR-03",
+    "errors.tolerance=all skips poison records and delivers the rest",
+    fix=(
+        "Raise ``DataException`` for a record that cannot be handled, or report it with "
+        "``self.context.errant_record_reporter()`` in a sink, and go on with the rest of the "
+        "batch: one bad record must not fail the task or drop its neighbours."
+    ),
+)
 def tolerance(ctx: CheckContext) -> None:
     """With ``errors.tolerance=all``, poison records are skipped and every other one delivered.
 

@@ -41,7 +41,16 @@ _RESUME_SAMPLES = 8
 # Sources
 
 
-@check("OFF-01", "Source resumes after a clean stop: no loss, no duplicates", kinds=("source",))
+@check(
+    "OFF-01",
+    "Source resumes after a clean stop: no loss, no duplicates",
+    kinds=("source",),
+    fix=(
+        "Give each ``SourceRecord`` the offset of that record (the position to resume after), "
+        "and in ``start()`` read ``self.context.offset_storage_reader.offset(partition)`` and "
+        "continue after it."
+    ),
+)
 def source_clean_restart(ctx: CheckContext) -> None:
     """A source resumes exactly where it stopped after a clean stop or a delete.
 
@@ -99,6 +108,10 @@ def source_clean_restart(ctx: CheckContext) -> None:
     "OFF-02",
     "Source loses nothing when the worker is killed (kill -9); duplicates bounded",
     kinds=("source",),
+    fix=(
+        "Emit offsets that describe each record's own position (never a position read ahead) "
+        "and resume strictly after the stored offset in ``start()``, as for OFF-01."
+    ),
 )
 def source_crash_restart(ctx: CheckContext) -> None:
     """A source loses nothing when its worker process is killed, and re-sends little.
@@ -159,6 +172,11 @@ def source_crash_restart(ctx: CheckContext) -> None:
     "OFF-03",
     "Source resumes from each committed offset with exactly the remaining records",
     kinds=("source",),
+    fix=(
+        'Make a stored offset mean "everything up to and including this record" and resume '
+        "from the record after it, for each source partition separately; look for an "
+        "off-by-one in the resume query."
+    ),
 )
 def source_resume_points(ctx: CheckContext) -> None:
     """A source task resumed from any offset it emitted yields exactly the later records.
@@ -218,7 +236,15 @@ def source_resume_points(ctx: CheckContext) -> None:
             )
 
 
-@check("OFF-04", "Source given a future offset emits nothing and raises nothing", kinds=("source",))
+@check(
+    "OFF-04",
+    "Source given a future offset emits nothing and raises nothing",
+    kinds=("source",),
+    fix=(
+        "When the stored offset is beyond the data, return ``None`` (or an empty list) from "
+        "``poll()`` until new data arrives; do not raise or start over from the beginning."
+    ),
+)
 def source_future_offset(ctx: CheckContext) -> None:
     """A source task started from an offset beyond its data emits nothing and raises nothing.
 
@@ -276,6 +302,10 @@ def source_future_offset(ctx: CheckContext) -> None:
     "OFF-05",
     "Sink commits offsets only for records it made durable",
     kinds=("sink",),
+    fix=(
+        "Write buffered records in ``flush()``, or override ``pre_commit()`` to return only "
+        "the offsets of records already stored."
+    ),
 )
 def sink_commit_durable(ctx: CheckContext) -> None:
     """A sink's committed offsets never cover a record it has not stored.
@@ -330,7 +360,16 @@ def sink_commit_durable(ctx: CheckContext) -> None:
         audit.sample()
 
 
-@check("OFF-06", "Sink resumes after a clean stop: no loss, no duplicates", kinds=("sink",))
+@check(
+    "OFF-06",
+    "Sink resumes after a clean stop: no loss, no duplicates",
+    kinds=("sink",),
+    fix=(
+        "Store every record given to ``put()`` before ``flush()``/``pre_commit()`` returns, "
+        "and write idempotently (upsert on the record's key, or on topic, partition and "
+        "offset) so that records delivered again are not duplicated."
+    ),
+)
 def sink_clean_restart(ctx: CheckContext) -> None:
     """A sink resumes exactly where it stopped after a clean stop.
 
@@ -369,6 +408,11 @@ def sink_clean_restart(ctx: CheckContext) -> None:
     "OFF-07",
     "Sink loses nothing when the worker is killed (kill -9); duplicates bounded",
     kinds=("sink",),
+    fix=(
+        "Commit only stored records (see OFF-05) and write idempotently, e.g. upsert keyed by "
+        "topic, partition and offset, so that records delivered again after a crash overwrite "
+        "rather than duplicate."
+    ),
 )
 def sink_crash_restart(ctx: CheckContext) -> None:
     """A sink loses nothing when its worker process is killed, and rewrites little.
@@ -443,7 +487,15 @@ def sink_crash_restart(ctx: CheckContext) -> None:
 # Both
 
 
-@check("OFF-08", "The offsets REST API shows, resets and restarts the connector's offsets")
+@check(
+    "OFF-08",
+    "The offsets REST API shows, resets and restarts the connector's offsets",
+    fix=(
+        "Keep the position only in Connect's offsets (the source offsets, or the sink's "
+        "consumer group), not in a private checkpoint that survives an offset reset; a sink "
+        "that rewinds with ``context.offset(...)`` must follow the reset too."
+    ),
+)
 def offsets_rest_api(ctx: CheckContext) -> None:
     """GET, and DELETE after stop, of /connectors/{c}/offsets work and make it start over.
 

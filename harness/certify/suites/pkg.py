@@ -98,7 +98,16 @@ _BUILDS: dict[tuple[str, str, str], WheelBuild] = {}
 # PKG-01
 
 
-@check("PKG-01", "The wheel builds", needs=(), per_project=True)
+@check(
+    "PKG-01",
+    "The wheel builds",
+    needs=(),
+    per_project=True,
+    fix=(
+        "Run ``python -m pip wheel --no-deps .`` in the project and fix the error it prints, "
+        "usually the ``[build-system]`` table or a package the build does not find."
+    ),
+)
 def wheel_builds(ctx: CheckContext) -> None:
     """``python -m pip wheel --no-deps`` builds one wheel of the project.
 
@@ -124,6 +133,11 @@ def wheel_builds(ctx: CheckContext) -> None:
     "The wheel declares its connectors as cdk.plugins entry points",
     needs=(),
     per_project=True,
+    fix=(
+        'Declare each connector under ``[project.entry-points."cdk.plugins"]`` in '
+        '``pyproject.toml`` (``MySource = "my_pkg:MySourceConnector"``) and make sure its '
+        "package is in the wheel."
+    ),
 )
 def entry_points_declared(ctx: CheckContext) -> None:
     """The wheel declares every connector of the project in the ``cdk.plugins`` group.
@@ -202,7 +216,14 @@ def _entry_points(text: str) -> dict[str, dict[str, str]]:
 
 
 @check(
-    "PKG-03", "The wheel requires connect-cdk and does not bundle it", needs=(), per_project=True
+    "PKG-03",
+    "The wheel requires connect-cdk and does not bundle it",
+    needs=(),
+    per_project=True,
+    fix=(
+        "List ``connect-cdk`` in ``[project] dependencies`` (not in an extra) and include "
+        "only your own packages in the wheel (``[tool.setuptools.packages.find] include``)."
+    ),
 )
 def kit_not_bundled(ctx: CheckContext) -> None:
     """The wheel does not contain the kit's packages and requires ``connect-cdk``.

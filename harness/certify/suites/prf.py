@@ -43,7 +43,15 @@ SAMPLE_TIMEOUT_S = 10.0
 WARM_UP_S = 60.0
 
 
-@check("PRF-01", "Throughput is measured (records/s) and meets its threshold")
+@check(
+    "PRF-01",
+    "Throughput is measured (records/s) and meets its threshold",
+    fix=(
+        "Work in batches: return many records from each ``poll()`` and write many in each "
+        "``put()``, avoid a round trip per record, and never sleep while data is waiting. "
+        "Thresholds are set in ``[tool.cdk.certify.thresholds]``."
+    ),
+)
 def throughput(ctx: CheckContext) -> None:
     """Time a burst of 5000 records through the connector and report records per second.
 
@@ -112,7 +120,15 @@ def throughput(ctx: CheckContext) -> None:
         )
 
 
-@check("PRF-02", "Latency is measured (p50/p95 ms) and meets its thresholds")
+@check(
+    "PRF-02",
+    "Latency is measured (p50/p95 ms) and meets its thresholds",
+    fix=(
+        "Do not wait for a batch to fill before returning records from ``poll()`` or writing "
+        "them in ``put()``; wait on the external system with short timeouts, not fixed "
+        "sleeps."
+    ),
+)
 def latency(ctx: CheckContext) -> None:
     """Send 20 records one at a time and report the p50 and p95 latency in milliseconds.
 

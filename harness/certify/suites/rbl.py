@@ -418,7 +418,15 @@ def _sink_tasks_scenario(
             raise _explain_loss(exc, flow, flow.snapshot(), made.log.calls()) from None
 
 
-@check("RBL-01", "Raising tasks.max runs more tasks without loss")
+@check(
+    "RBL-01",
+    "Raising tasks.max runs more tasks without loss",
+    fix=(
+        "Split the work over ``max_tasks`` in ``task_configs`` (``group_partitions`` does "
+        "it), and let each task read only the streams in its config, each from its stored "
+        "offset."
+    ),
+)
 def tasks_max_up(ctx: CheckContext) -> None:
     """Raising tasks.max runs more tasks without loss.
 
@@ -435,7 +443,14 @@ def tasks_max_up(ctx: CheckContext) -> None:
         _change_sink_tasks(ctx, 1, SINK_TASKS)
 
 
-@check("RBL-02", "Lowering tasks.max keeps every input covered, without loss")
+@check(
+    "RBL-02",
+    "Lowering tasks.max keeps every input covered, without loss",
+    fix=(
+        "Make ``task_configs(1)`` give the single task every stream; a task resumes every "
+        "stream it gets from that stream's stored offset."
+    ),
+)
 def tasks_max_down(ctx: CheckContext) -> None:
     """Lowering tasks.max keeps every input covered, without loss.
 
@@ -451,7 +466,16 @@ def tasks_max_down(ctx: CheckContext) -> None:
         _change_sink_tasks(ctx, SINK_TASKS, 1)
 
 
-@check("RBL-03", "A new input stream is picked up while running", kinds=("source",))
+@check(
+    "RBL-03",
+    "A new input stream is picked up while running",
+    kinds=("source",),
+    fix=(
+        "Watch the external system for new streams (e.g. a thread started in the connector's "
+        "``start()``) and call ``self.context.request_task_reconfiguration()`` when one "
+        "appears; ``task_configs`` must then include it."
+    ),
+)
 def new_stream(ctx: CheckContext) -> None:
     """A new input stream is picked up while running.
 
@@ -483,7 +507,14 @@ def new_stream(ctx: CheckContext) -> None:
 
 
 @check(
-    "RBL-04", "A sink rebalance closes and reopens every partition, without loss", kinds=("sink",)
+    "RBL-04",
+    "A sink rebalance closes and reopens every partition, without loss",
+    kinds=("sink",),
+    fix=(
+        "Keep the sink's state per ``TopicPartition``: create it in ``open()``, write the "
+        "buffered records of exactly the partitions given to ``close()`` and drop their state "
+        "there."
+    ),
 )
 def sink_rebalance(ctx: CheckContext) -> None:
     """A sink rebalance closes and reopens every partition, without loss.

@@ -308,7 +308,15 @@ def _run_connector(
     return name
 
 
-@check("RST-01", "The connector restarts through the REST API without loss")
+@check(
+    "RST-01",
+    "The connector restarts through the REST API without loss",
+    fix=(
+        "Make ``start()`` work on a fresh instance with nothing left over from a previous one "
+        "(release every resource in ``stop()``), and resume from the committed offsets as for "
+        "OFF-01."
+    ),
+)
 def connector_restart(ctx: CheckContext) -> None:
     """The connector restarts through the REST API without loss.
 
@@ -325,7 +333,14 @@ def connector_restart(ctx: CheckContext) -> None:
         flow.expect_all("every record written before and after the connector restart")
 
 
-@check("RST-02", "A task restarts through the REST API without loss")
+@check(
+    "RST-02",
+    "A task restarts through the REST API without loss",
+    fix=(
+        "Release everything in the task's ``stop()`` (connections, files, threads) and resume "
+        "from the committed offsets in ``start()``."
+    ),
+)
 def task_restart(ctx: CheckContext) -> None:
     """A task restarts through the REST API without loss.
 
@@ -342,7 +357,14 @@ def task_restart(ctx: CheckContext) -> None:
         flow.expect_all("every record written before and after the task restart")
 
 
-@check("RST-03", "A failed task reports its trace and recovers with a restart, without loss")
+@check(
+    "RST-03",
+    "A failed task reports its trace and recovers with a restart, without loss",
+    fix=(
+        "After a restart resume from the committed offsets, not from where the failed task "
+        "had read to, so that records it did not finish are read again."
+    ),
+)
 def failed_task_recovery(ctx: CheckContext) -> None:
     """A failed task reports its trace and recovers with a restart, without loss.
 
@@ -397,7 +419,15 @@ def _await_failed_task(w: WorkerHandle, name: str) -> dict[str, Any]:
     )
 
 
-@check("RST-04", "Nothing flows while the connector is paused; resume delivers everything")
+@check(
+    "RST-04",
+    "Nothing flows while the connector is paused; resume delivers everything",
+    fix=(
+        "Return from ``poll()`` and ``put()`` within a second or so even when there is "
+        "nothing to do (wait on the external system with a timeout), so that the worker can "
+        "pause the task."
+    ),
+)
 def pause_resume(ctx: CheckContext) -> None:
     """Nothing flows while the connector is paused; resume delivers everything.
 
@@ -476,7 +506,15 @@ def _watch(flow: Flow, paused_ids: set[int], before: int) -> set[Hashable]:
 # RST-05: stop() timing and threads, without a worker.
 
 
-@check("RST-05", "stop() returns promptly and leaves no thread behind")
+@check(
+    "RST-05",
+    "stop() returns promptly and leaves no thread behind",
+    fix=(
+        "In ``stop()`` set a ``threading.Event`` the task's threads watch, close connections "
+        "so that blocked calls return, and join the threads it started; never block "
+        "``stop()`` on a slow call."
+    ),
+)
 def clean_stop(ctx: CheckContext) -> None:
     """stop() returns promptly and leaves no thread behind.
 

@@ -70,7 +70,16 @@ _SCHEMALESS = {"schemas.enable": "false", "decimal.format": "NUMERIC"}
 # The checks
 
 
-@check("SCH-01", "Every emitted record matches its key and value schemas", kinds=("source",))
+@check(
+    "SCH-01",
+    "Every emitted record matches its key and value schemas",
+    kinds=("source",),
+    fix=(
+        "Build keys and values with ``Struct(schema)`` on the schema the record declares, "
+        "give every required field a value of its Python type (``int``, ``str``, ``bytes``, "
+        "``decimal.Decimal``...), and call ``struct.validate()`` in your tests."
+    ),
+)
 def emitted_records_match_schemas(ctx: CheckContext) -> None:
     """Every record the source emits has a key and a value valid for the schemas it declares.
 
@@ -96,7 +105,15 @@ def emitted_records_match_schemas(ctx: CheckContext) -> None:
     )
 
 
-@check("SCH-02", "JSON with schemas round trip keeps every value and logical type")
+@check(
+    "SCH-02",
+    "JSON with schemas round trip keeps every value and logical type",
+    fix=(
+        "Use the logical types' Python values (``decimal.Decimal`` with the schema's scale, "
+        "UTC ``datetime``, ``date``, ``time``) and FLOAT32 only for values that fit 32 bits; "
+        "a sink must store each field so that it reads back as sent."
+    ),
+)
 def json_round_trip(ctx: CheckContext) -> None:
     """Values survive the JsonConverter with schemas, logical types included.
 
@@ -112,7 +129,15 @@ def json_round_trip(ctx: CheckContext) -> None:
         _sink_round_trip(ctx, JSON, {"schemas.enable": "true"}, "the JsonConverter with schemas")
 
 
-@check("SCH-03", "Schemaless JSON is handled: plain data, or a clear rejection")
+@check(
+    "SCH-03",
+    "Schemaless JSON is handled: plain data, or a clear rejection",
+    fix=(
+        "A source's values must be representable as plain JSON. A sink that needs schemas "
+        "raises a ``DataException`` saying so for a record without one, before writing "
+        "anything, instead of a raw Python error."
+    ),
+)
 def schemaless_json(ctx: CheckContext) -> None:
     """Data without schemas (JsonConverter, ``schemas.enable=false``) is handled cleanly.
 
@@ -130,7 +155,15 @@ def schemaless_json(ctx: CheckContext) -> None:
         _sink_schemaless(ctx)
 
 
-@check("SCH-04", "Avro round trip keeps every value and logical type")
+@check(
+    "SCH-04",
+    "Avro round trip keeps every value and logical type",
+    fix=(
+        "As for SCH-02: declare schemas Avro can carry (named structs, logical types with "
+        "their parameters) and emit values that match them; a sink stores what the "
+        "``AvroConverter`` gives it."
+    ),
+)
 def avro_round_trip(ctx: CheckContext) -> None:
     """Values survive the AvroConverter (a Schema Registry ``mock://`` scope of its own).
 
@@ -145,7 +178,16 @@ def avro_round_trip(ctx: CheckContext) -> None:
         _sink_round_trip(ctx, AVRO, {"schema.registry.url": url}, "the AvroConverter")
 
 
-@check("SCH-05", "New records carry the evolved schema after a migration", kinds=("source",))
+@check(
+    "SCH-05",
+    "New records carry the evolved schema after a migration",
+    kinds=("source",),
+    fix=(
+        "Re-read the external system's schema when it may have changed (each poll, or when a "
+        "row does not fit the cached schema) instead of caching it for the task's lifetime; "
+        "add new columns as optional fields."
+    ),
+)
 def source_schema_migration(ctx: CheckContext) -> None:
     """After the external system's schema gains an optional field, new records carry it.
 
@@ -186,7 +228,15 @@ def source_schema_migration(ctx: CheckContext) -> None:
     )
 
 
-@check("SCH-06", "The sink accepts a newer schema with an added optional field", kinds=("sink",))
+@check(
+    "SCH-06",
+    "The sink accepts a newer schema with an added optional field",
+    kinds=("sink",),
+    fix=(
+        "When a record has an optional field the sink does not know, evolve what it stores "
+        "(add the column) or ignore the field; do not fail the task."
+    ),
+)
 def sink_accepts_newer_schema(ctx: CheckContext) -> None:
     """Records of a newer, compatible schema (one optional field added) are stored.
 
@@ -204,7 +254,15 @@ def sink_accepts_newer_schema(ctx: CheckContext) -> None:
         _sink_migration(ctx, d, base, newer, f"one with the added optional field {_ADDED_FIELD!r}")
 
 
-@check("SCH-07", "The sink accepts an older schema without an optional field", kinds=("sink",))
+@check(
+    "SCH-07",
+    "The sink accepts an older schema without an optional field",
+    kinds=("sink",),
+    fix=(
+        "Store a missing optional field as null (or its default); do not require every field "
+        "that the stored table has."
+    ),
+)
 def sink_accepts_older_schema(ctx: CheckContext) -> None:
     """Records of an older, compatible schema (without the last optional field) are stored.
 
@@ -226,7 +284,16 @@ def sink_accepts_older_schema(ctx: CheckContext) -> None:
         _sink_migration(ctx, d, base, older, f"one without the optional field {gone.name!r}", gone)
 
 
-@check("SCH-08", "The sink rejects records of an incompatible schema", kinds=("sink",))
+@check(
+    "SCH-08",
+    "The sink rejects records of an incompatible schema",
+    kinds=("sink",),
+    fix=(
+        "Compare each record's schema with what the sink stores and raise a ``DataException`` "
+        "on an incompatible change (the runtime fails the task, or sends the record to the "
+        "dead letter queue under ``errors.tolerance=all``); never coerce or store it."
+    ),
+)
 def sink_rejects_incompatible_schema(ctx: CheckContext) -> None:
     """Records whose schema is incompatible with what the sink stores are not written.
 
