@@ -58,7 +58,15 @@ def _install(tmp: Path, kind: str) -> Project:
     return project
 
 
-@pytest.fixture(scope="module", params=["source", "sink", "both"])
+@pytest.fixture(
+    scope="module",
+    # One xdist group per kind: the project is installed once, on one worker, which runs all its
+    # tests (ungrouped, every worker that drew one of them would install it again).
+    params=[
+        pytest.param(kind, marks=pytest.mark.xdist_group(f"project-{kind}"))
+        for kind in ("source", "sink", "both")
+    ],
+)
 def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Project:
     return _install(tmp_path_factory.mktemp(f"project-{request.param}"), request.param)
 
