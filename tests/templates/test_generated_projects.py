@@ -167,10 +167,13 @@ def test_its_docs_build_with_the_config_reference(project: Project, tmp_path: Pa
     assert "auth.token" in page
 
 
+@pytest.mark.parametrize(
+    "project",
+    [pytest.param("both", marks=pytest.mark.xdist_group("project-both"))],
+    indirect=True,
+)
 def test_its_quickstart_runs_under_cdk_standalone(project: Project, kafka_bootstrap: str) -> None:
-    """The README's quickstart: ``cdk standalone`` with the files in ``examples/``."""
-    if project.kind != "both":
-        pytest.skip("the quickstart copies a file through Kafka with both connectors")
+    """The README's quickstart (both connectors): ``cdk standalone`` with ``examples/``."""
     examples = project.path / "examples"
     worker = examples / "worker.properties"
     text = worker.read_text().replace("127.0.0.1:9092", kafka_bootstrap)

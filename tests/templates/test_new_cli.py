@@ -160,7 +160,7 @@ def test_the_generated_workflow_passes_actionlint(tmp_path: Path) -> None:
         (["harness", "--no-input"], "package name 'harness' clashes with the kit"),
         (["json", "--no-input"], "package name 'json' clashes with an installed module"),
         (["pytest", "--no-input"], "package name 'pytest' clashes with an installed module"),
-        (["types-docutils", "--no-input"], "clashes with the installed distribution types-docutils"),
+        (["types-docutils", "--no-input"], "clashes with the installed distribution"),
         (["ok", "--no-input", "--set", "package_name=Not-Valid"], "is not a Python identifier"),
         (["ok", "--no-input", "--set", "colour=blue"], "--set 'colour' is not a template variable"),
         (["ok", "--no-input", "--set", "novalue"], "--set 'novalue' is not KEY=VALUE"),
