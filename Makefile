@@ -65,7 +65,7 @@ typecheck: $(STAMP)
 # cores. Tests that need something only one may use at a time (the Docker engine, Chromium)
 # share the xdist_group "exclusive" and run one after another on one worker (tests/README.md).
 # PYTEST_WORKERS=0 runs them all in this process, one by one; PYTEST_ARGS adds pytest options.
-PYTEST_WORKERS ?= 4
+PYTEST_WORKERS ?= 6
 PYTEST_ARGS ?=
 
 unit: $(STAMP)
