@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import IO
@@ -156,15 +157,13 @@ class {{ cookiecutter.__class_prefix }}SinkTask(SinkTask):
         # TODO(partner): check your external system here: transient errors become a
         # RetriableException (the batch is redelivered), permanent ones a ConnectException.
         try:
-            is_dir = self._dir.is_dir()
-            exists = is_dir or self._dir.exists()
+            mode = self._dir.stat().st_mode  # one look: the directory may come and go meanwhile
         except OSError as exc:
-            is_dir, exists = False, False
-            log.warning("%s %s cannot be read: %s", OUTPUT_DIR, self._dir, exc)
-        if not exists:
             self.context.timeout(self._backoff_ms)
-            raise RetriableException(f"{OUTPUT_DIR} {self._dir} is unavailable; retrying")
-        if not is_dir:
+            raise RetriableException(
+                f"{OUTPUT_DIR} {self._dir} is unavailable ({exc.strerror}); retrying"
+            ) from exc
+        if not stat.S_ISDIR(mode):
             raise ConnectException(f"{OUTPUT_DIR} {self._dir} is not a directory any more")
 
     def _file(self, tp: TopicPartition) -> _File:
@@ -172,8 +171,11 @@ class {{ cookiecutter.__class_prefix }}SinkTask(SinkTask):
         if file is None:
             try:
                 file = _File(data_file(self._dir, tp))
-            except (OSError, ValueError, KeyError) as exc:
+            except OSError as exc:
+                self._check_directory()  # the whole directory went away: retry later
                 raise ConnectException(f"Cannot open the file of {tp}: {exc}") from exc
+            except (ValueError, KeyError) as exc:
+                raise ConnectException(f"The schema file of {tp} is not valid: {exc}") from exc
             self._files[tp] = file
         return file
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,13 +71,12 @@ def check_directory(path: Path) -> None:
     # TODO(partner): check your external system here: translate its transient errors (timeouts,
     # throttling, failover) to RetriableException and the permanent ones to ConnectException.
     try:
-        is_dir = path.is_dir()
-        exists = is_dir or path.exists()
+        mode = path.stat().st_mode  # one look: the directory may come and go meanwhile
+    except FileNotFoundError as exc:
+        raise RetriableException(f"{INPUT_DIR} {path} is unavailable; retrying") from exc
     except OSError as exc:
         raise RetriableException(f"{INPUT_DIR} {path} cannot be read: {exc}") from exc
-    if not exists:
-        raise RetriableException(f"{INPUT_DIR} {path} is unavailable; retrying")
-    if not is_dir:
+    if not stat.S_ISDIR(mode):
         raise ConnectException(f"{INPUT_DIR} {path} is not a directory any more")
 
 
@@ -267,6 +267,7 @@ class {{ cookiecutter.__class_prefix }}SourceTask(SourceTask):
         try:
             stream = path.open("rb")
         except FileNotFoundError:
+            check_directory(self._dir)  # the whole directory went away: retry later
             if not source.missing:
                 log.warning("%s was removed; the file monitor will reassign the files", path)
                 source.missing = True
