@@ -43,16 +43,6 @@ class _UsageError(click.ClickException):
     exit_code = 2
 
 
-def _cookiecutter() -> Any:
-    try:
-        from cookiecutter import generate, prompt
-    except ModuleNotFoundError:  # pragma: no cover - a core dependency
-        raise click.ClickException(
-            "cdk new needs cookiecutter: pip install 'cookiecutter>=2.6'"
-        ) from None
-    return generate, prompt
-
-
 def _public_keys(context: Mapping[str, Any]) -> list[str]:
     return [key for key in context if not key.startswith("_")]
 
@@ -134,7 +124,8 @@ def new(
     generated: its connectors read and write JSON-lines files, and every place to replace with
     your external system is marked TODO(partner).
     """
-    generate, prompt = _cookiecutter()
+    from cookiecutter import generate, prompt  # imported here: `cdk --help` stays quick
+
     template = template_dir()
     context = generate.generate_context(context_file=str(template / "cookiecutter.json"))
     variables = context["cookiecutter"]
@@ -164,14 +155,13 @@ def new(
         raise _UsageError(f"{target} exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
         raise _UsageError(f"{target} exists and is not empty; use --force to write into it")
-    created = _generate(generate, template, answers, output_dir, target)
+    created = _generate(template, answers, output_dir, target)
     _report(target, answers, created)
 
 
-def _generate(
-    generate: Any, template: Path, answers: dict[str, Any], output_dir: Path, target: Path
-) -> list[str]:
+def _generate(template: Path, answers: dict[str, Any], output_dir: Path, target: Path) -> list[str]:
     """Render into a staging directory, then move the project into place; the files written."""
+    from cookiecutter import generate
     from cookiecutter.exceptions import CookiecutterException
 
     logging.getLogger("cookiecutter").setLevel(logging.CRITICAL)  # its hook tracebacks: ours say it
