@@ -209,7 +209,13 @@ class ChecklistDirective(SphinxDirective):
             for c in (c for c in checks if c.suite == suite):
                 self._note_source(c.run)
                 sub = self._section(c.id, f"{c.id}: {c.title}")
-                sub += self._facts(c.kinds, c.needs, required=c.required, once=c.per_project)
+                sub += self._facts(
+                    c.kinds,
+                    c.needs,
+                    required=c.required,
+                    once=c.per_project,
+                    capabilities=c.capabilities,
+                )
                 sub += self._rst(c.description or "(no description)", f"{c.id} description")
                 if c.fix:
                     sub += nodes.rubric(text="How to fix a failure")
@@ -235,11 +241,22 @@ class ChecklistDirective(SphinxDirective):
             self.env.note_dependency(path)
 
     def _facts(
-        self, kinds: frozenset[str], needs: frozenset[str], *, required: bool, once: bool
+        self,
+        kinds: frozenset[str],
+        needs: frozenset[str],
+        *,
+        required: bool,
+        once: bool,
+        capabilities: tuple[str, ...] = (),
     ) -> nodes.paragraph:
         applies = ", ".join(sorted(kinds)) + (" (once per project)" if once else "")
         status = "required" if required else "optional (reported only)"
         text = f"Applies to: {applies} · needs: {', '.join(sorted(needs)) or 'nothing'} · {status}"
+        if capabilities:
+            text += (
+                f" · from the driver: {', '.join(capabilities)} (not verified without; see "
+                "'Required checks' above)"
+            )
         return nodes.paragraph(text=text, classes=["cdk-check-facts"])
 
     def _rst(self, text: str, source: str) -> nodes.container:

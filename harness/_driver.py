@@ -13,9 +13,13 @@ instance of the external system: :meth:`ConnectorDriver.setup` creates it empty 
 chooses; a source driver writes records with those ids into the external system and recognises
 them in what the connector emits, a sink driver reads back the ids the connector stored.
 
-Optional capabilities (schema evolution, failure injection, new streams, stored values) raise
-:class:`NotImplementedError` by default; the checks that need them are then skipped, and the
-report says which capability the driver does not offer.
+Capabilities (failure injection, stored values, the values a source was given, schema
+evolution, several or new streams) raise :class:`NotImplementedError` or keep their default by
+default; a required check that needs one the driver lacks is then *not verified*, never passed,
+and the run is INCOMPLETE unless the project waives the check with a written reason
+(``[tool.cdk.certify] waive``). Declarations that make a check not applicable
+(``external_system = False``, ``accepts_any_schema``, ``unstored_fields``) carry their reason
+into the report.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import contextlib
 import datetime as dt
 import decimal
 import enum
+import inspect
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,6 +43,7 @@ __all__ = [
     "SourceDriver",
     "default_sink_value_schema",
     "default_sink_value",
+    "source_streams",
 ]
 
 
@@ -60,11 +66,18 @@ class ConnectorDriver:
         connector: the connector class, or its import path (``package.module:Class``).
         delivery: the delivery guarantee the connector claims. ``EXACTLY_ONCE`` makes the
             harness count any duplicate as a failure, also after a crash.
+        external_system: the connector talks to an external system (a database, files, a
+            service), so it must survive an outage and fail clearly when the system breaks:
+            :meth:`outage` and :meth:`break_external_system` are then required (ERR-01/02 are
+            not verified without them). Set it to False only for a connector that talks to
+            nothing (a generator): the error-handling checks then do not apply, and the report
+            says so.
         workdir: a fresh, empty directory for this driver instance (given by the harness).
     """
 
     connector: ClassVar[type[Connector] | str]
     delivery: ClassVar[Delivery] = Delivery.AT_LEAST_ONCE
+    external_system: ClassVar[bool] = True
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
@@ -81,8 +94,8 @@ class ConnectorDriver:
         """Make the external system fail from now on, for good (a fatal error).
 
         The connector is expected to fail its task with a ConnectException that says what
-        went wrong. Optional: raise :class:`NotImplementedError` (the default) to skip the
-        checks that need it.
+        went wrong. Required when :attr:`external_system` is true: without it (the default
+        raises :class:`NotImplementedError`) ERR-02 is not verified.
         """
         raise NotImplementedError
 
@@ -93,7 +106,8 @@ class ConnectorDriver:
         and to lose nothing once the system is back. Implement it with
         :func:`contextlib.contextmanager`. The harness may call ``write_records`` and
         ``read_back`` while the outage lasts: they must not fail (the data may become visible
-        only when it ends). Optional, like :meth:`break_external_system`.
+        only when it ends). Required when :attr:`external_system` is true, like
+        :meth:`break_external_system` (ERR-01 is not verified without it).
         """
         raise NotImplementedError
 
@@ -103,10 +117,11 @@ class SourceDriver(ConnectorDriver):
 
     Attributes:
         streams: how many independent input streams (tables, files, feeds) the external
-            system can hold at once. More than one lets the harness check tasks.max changes
-            and rebalancing with work for every task.
+            system can hold at once: a class attribute or a property (read on an instance that
+            is not set up). More than one lets the harness check tasks.max changes and
+            rebalancing with work for every task (RBL-01/02 are not verified with one).
         detects_new_streams: the connector notices a stream created while it runs (and calls
-            ``context.request_task_reconfiguration()``).
+            ``context.request_task_reconfiguration()``); RBL-03 is not verified without it.
     """
 
     streams: ClassVar[int] = 1
@@ -145,11 +160,23 @@ class SourceDriver(ConnectorDriver):
             return key
         raise ValueError(f"cannot find a record id in key={key!r} value={value!r}")
 
+    def expected_value(self, record_id: int) -> Any:
+        """The value the connector must emit for record ``record_id``, as written.
+
+        As Connect values (:class:`decimal.Decimal`, aware :class:`datetime.datetime`, bytes...):
+        a mapping of every field to its value when the connector emits structs (or maps), else
+        the value itself (a line of text...). A field added by :meth:`evolve_schema` belongs to
+        the records written after it. The SCH round-trip checks (SCH-02, SCH-04) compare every
+        field of every emitted value with it, so a source that emits wrong values fails; they
+        are not verified without it.
+        """
+        raise NotImplementedError
+
     def evolve_schema(self, *, stream: int = 0) -> str:
         """Change the external system's schema of ``stream``: add an optional field.
 
-        Records written afterwards carry the new field; return its name. Optional: the schema
-        migration checks are skipped without it.
+        Records written afterwards carry the new field; return its name. SCH-05 is not
+        verified without it.
         """
         raise NotImplementedError
 
@@ -161,9 +188,14 @@ class SinkDriver(ConnectorDriver):
         accepts_any_schema: the sink stores values without a schema of its own (lines in a
             file, documents), so no schema is incompatible with it; the incompatible-schema
             check is then not applicable.
+        unstored_fields: the fields of the harness's values the sink does not store by
+            design, each with the reason (``{"score": "the table has no column for it"}``).
+            :meth:`read_values` may leave them out; the report names them with the reason.
+            Any other field missing from what the sink stored fails the check.
     """
 
     accepts_any_schema: ClassVar[bool] = False
+    unstored_fields: ClassVar[Mapping[str, str]] = {}
 
     def example_config(self, topics: str) -> dict[str, str]:
         """The connector's config for this external system, consuming ``topics``.
@@ -196,13 +228,36 @@ class SinkDriver(ConnectorDriver):
         """The ids of the records the connector stored, one entry per stored copy."""
         raise NotImplementedError
 
-    def read_values(self) -> dict[Hashable, Mapping[str, Any]]:
+    def read_values(self) -> dict[Hashable, Any]:
         """The stored fields of each record by id, as Connect values (Decimal, datetime...).
 
-        Optional: without it the round-trip checks compare ids only. Fields the sink does not
-        store may be missing; present ones must equal what the harness sent.
+        A mapping of field names to values for each record (for a value that is not a struct,
+        the stored value itself). Every field the harness sent must be there and equal what
+        was sent, except the :attr:`unstored_fields`. The SCH checks that send values (SCH-02,
+        SCH-03, SCH-04, SCH-06, SCH-07) are not verified without it.
         """
         raise NotImplementedError
+
+
+def source_streams(driver_class: type[SourceDriver], scratch: Path) -> int:
+    """The ``streams`` a source driver declares, as a class attribute or a property.
+
+    A property is read on an instance made in ``scratch`` and not set up.
+
+    Raises:
+        TypeError: ``streams`` is neither a positive int nor a property returning one.
+    """
+    declared = inspect.getattr_static(driver_class, "streams", 1)
+    form = "class attribute"
+    if isinstance(declared, property):
+        form = "property"
+        declared = driver_class(scratch).streams
+    if isinstance(declared, bool) or not isinstance(declared, int) or declared < 1:
+        raise TypeError(
+            f"{driver_class.__name__}.streams must be a positive int (a class attribute "
+            f"`streams = 4` or a property returning one), but the {form} gives {declared!r}"
+        )
+    return declared
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """``cdk certify``: run the certification suites against a connector project and write the bundle.
 
-Exit status: 0 when every required check passed, 1 when one failed (or could not run), 2 when
-the run could not start: a usage mistake (an unknown check id, no ``pyproject.toml`` or
-``[tool.cdk]`` table, a driver that cannot be imported, a bad ``--kafka``) or a Kafka that
-could not be started.
+Exit status, one per verdict: 0 CERTIFIABLE (every required check passed, did not apply, or is
+waived while not verified), 1 FAILED (a required check failed or could not run), 3 INCOMPLETE
+(a required check was not verified, checks were left out by ``--only``/``--skip``/``[tool.cdk.
+certify] skip``, or none ran); 2 when the run could not start: a usage mistake (an unknown
+check id, no ``pyproject.toml`` or ``[tool.cdk]`` table, a driver that cannot be imported, an
+invalid waiver, a bad ``--kafka``) or a Kafka that could not be started.
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ def _print_catalogue(checks: Sequence[Check], only: Sequence[str], skip: Sequenc
         extra = sorted(c.needs - {"kafka"})
         if extra:
             notes.append(f"needs {', '.join(extra)}")
+        if c.capabilities:
+            notes.append(f"driver: {', '.join(c.capabilities)}")
         click.echo(f"  {c.id}  {c.title}  ({'; '.join(notes)})")
     click.echo(f"\n{len(shown)} check{'s' if len(shown) != 1 else ''}")
 
@@ -182,9 +186,18 @@ def certify(
     The project's pyproject.toml names its certification drivers in [tool.cdk] drivers. Every
     check of the suites runs against each driver on Kafka, with live progress; the bundle
     (junit.xml, summary.json and a self-contained report.html) is written to the report
-    directory. Exit status: 0 when every required check passed, 1 when one failed, 2 when the
-    run could not start (the message says why).
-    """
+    directory.
+
+    \b
+    Exit status, one per verdict:
+      0  CERTIFIABLE: every required check passed, did not apply, or was not
+         verified and is waived ([tool.cdk.certify] waive, with a reason)
+      1  FAILED: a required check failed or could not run (waived or not)
+      2  the run could not start (a usage mistake; the message says why)
+      3  INCOMPLETE: a required check was not verified (the driver lacks a
+         capability, or the environment something) and is not waived, or
+         checks were left out (--only, --skip, [tool.cdk.certify] skip)
+    """  # noqa: D301 - click's \b keeps the table's lines
     checks = _checks()
     only_ids, skip_ids = _split(only), _split(skip)
     _validate_selectors(checks, only_ids, "--only")

@@ -2,9 +2,12 @@
 
 A check is a function of a :class:`~harness.certify.CheckContext` registered with :func:`check`
 under a stable id (``OFF-01``), a title, the suite it belongs to, the connector kinds it applies
-to and the environment it needs (``kafka``; ``spark`` for the distributed checks). It passes by
-returning; it fails by raising :class:`CheckFailed` with what was expected and what happened,
-and it is skipped by raising :class:`CheckSkipped` with a reason.
+to, the environment it needs (``kafka``; ``spark`` for the distributed checks) and the driver
+capabilities it needs. It passes by returning; it fails by raising :class:`CheckFailed` with what
+was expected and what happened. It raises :class:`CheckNotVerified` when it cannot run here (the
+driver lacks a capability, the environment lacks something): the connector is then not
+verified, which a required check's verdict never counts as passed. It is skipped, with
+:class:`CheckSkipped` and a reason, only when it does not apply to the connector at all.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ __all__ = [
     "SUITES",
     "Check",
     "CheckFailed",
+    "CheckNotVerified",
     "CheckResult",
     "CheckSkipped",
     "Kind",
@@ -59,7 +63,8 @@ class Outcome(str, enum.Enum):
     PASSED = "passed"
     FAILED = "failed"
     ERROR = "error"  # the check itself (or the driver) could not run
-    SKIPPED = "skipped"
+    SKIPPED = "skipped"  # not applicable to this connector (the reason says why)
+    NOT_VERIFIED = "not verified"  # applicable, but the driver or environment cannot run it
 
     def __str__(self) -> str:
         return self.value
@@ -91,6 +96,22 @@ class CheckSkipped(Exception):
         self.reason = reason
 
 
+class CheckNotVerified(Exception):
+    """The check applies but cannot run here; ``reason`` says what is missing (always given).
+
+    Raised for a driver that lacks a capability the check needs (``outage()``,
+    ``read_values()``, ``streams > 1``...) or an environment that lacks something. The connector
+    is then not verified: a required check left not verified makes the run INCOMPLETE, unless
+    the project waives it with a written reason (``[tool.cdk.certify] waive``).
+    """
+
+    def __init__(self, reason: str) -> None:
+        if not reason:
+            raise ValueError("a check that is not verified needs a reason")
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class Check:
     """A registered check.
@@ -100,7 +121,11 @@ class Check:
         title: what a passing connector does, in a few words.
         kinds: the connector kinds it applies to.
         needs: what the environment must provide (``kafka``, ``spark``...).
-        required: whether certification needs it to pass (optional checks only report).
+        required: whether certification needs it: it must pass, or not apply, or be waived
+            (optional checks only report).
+        capabilities: what the check needs from the driver beyond the basics, as the driver
+            contract names it (``outage()``, ``read_values()``, ``streams > 1``...): without
+            it a required check is not verified.
         per_project: it checks the project (README, wheel), not a connector: it runs once,
             with the project's first driver.
         run: the check function.
@@ -118,6 +143,7 @@ class Check:
     description: str = ""
     per_project: bool = False
     fix: str = ""
+    capabilities: tuple[str, ...] = ()
 
     @property
     def suite(self) -> str:
@@ -175,6 +201,7 @@ class CheckResult:
     duration_s: float = 0.0
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
+    waiver: str | None = None  # the project's written reason to accept it unverified
 
     @property
     def id(self) -> str:
@@ -190,7 +217,9 @@ class CheckResult:
             "subject": self.subject,
             "kind": self.kind,
             "required": self.check.required,
+            "capabilities": list(self.check.capabilities),
             "outcome": str(self.outcome),
+            "waiver": self.waiver,
             "message": self.message,
             "expected": self.expected,
             "actual": self.actual,
@@ -221,11 +250,14 @@ def check(
     required: bool = True,
     per_project: bool = False,
     fix: str = "",
+    capabilities: Iterable[str] = (),
 ) -> Callable[[Callable[[CheckContext], None]], Callable[[CheckContext], None]]:
     """Register the decorated function as check ``id``.
 
     The function's docstring is the check's description; ``fix`` says how to make a failing
     connector pass. Both are inline RST, rendered in the report and in the docs' checklist.
+    ``capabilities`` names what the check needs from the driver (shown in the checklist and
+    ``cdk certify --list``); the check raises :class:`CheckNotVerified` when one is missing.
 
     Raises:
         ValueError: the id is malformed, names an unknown suite, or is taken.
@@ -251,6 +283,7 @@ def check(
             description=doc,
             per_project=per_project,
             fix=inspect.cleandoc(fix),
+            capabilities=tuple(capabilities),
         )
         return fn
 

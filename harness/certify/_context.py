@@ -39,8 +39,16 @@ from cdk.kafka import (
     producer_config,
 )
 from cdk.runtime import EmbeddedWorker
-from harness._driver import ConnectorDriver, SinkDriver, SourceDriver
-from harness.certify._checks import Check, CheckFailed, CheckSkipped, Kind, Metric, Series
+from harness._driver import ConnectorDriver, SinkDriver, SourceDriver, source_streams
+from harness.certify._checks import (
+    Check,
+    CheckFailed,
+    CheckNotVerified,
+    CheckSkipped,
+    Kind,
+    Metric,
+    Series,
+)
 from harness.certify._project import Project
 from harness.certify._rest import RestClient
 
@@ -96,6 +104,7 @@ class CheckContext:
     series: list[Series] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
     log_lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _names: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -160,19 +169,47 @@ class CheckContext:
                 _log.exception("Driver %s failed to tear down", self.driver_class.__name__)
 
     def require(self, capability: str) -> None:
-        """Skip the check unless the driver implements the optional method ``capability``.
+        """Stop the check, not verified, unless the driver implements ``capability``.
 
         Raises:
-            CheckSkipped: the driver keeps the base class's (not implemented) method.
+            CheckNotVerified: the driver keeps the base class's (not implemented) method.
         """
         base = SourceDriver if self.kind == "source" else SinkDriver
         mine = getattr(self.driver_class, capability, None)
         theirs = getattr(base, capability, None)
         if mine is None or mine is theirs:
-            raise CheckSkipped(
-                f"the driver {self.driver_class.__name__} does not implement the optional "
-                f"{capability}() (see the driver contract)"
+            raise CheckNotVerified(
+                f"the driver {self.driver_class.__name__} does not implement {capability}(), "
+                "which this check needs: the connector is not verified here (implement it, see "
+                "the driver contract, or waive the check in [tool.cdk.certify] waive with the "
+                "reason it cannot exist)"
             )
+
+    def require_external_system(self) -> None:
+        """Skip the check when the driver declares that the connector has no external system.
+
+        Raises:
+            CheckSkipped: the driver sets ``external_system = False`` (the reason says so).
+        """
+        if not self.driver_class.external_system:
+            raise CheckSkipped(
+                f"not applicable: the driver {self.driver_class.__name__} declares "
+                "external_system = False (the connector talks to no external system, so there "
+                "is nothing that can fail or become unavailable)"
+            )
+
+    def source_streams(self) -> int:
+        """The input streams a source driver declares (``streams``: an attribute or a property).
+
+        A property is read on an instance that is not set up (in a scratch directory).
+
+        Raises:
+            TypeError: ``streams`` is not a positive int (the message says what it is).
+        """
+        driver = self.driver_class
+        if not issubclass(driver, SourceDriver):
+            raise TypeError(f"{driver.__name__} is not a SourceDriver: it has no input streams")
+        return source_streams(driver, self.workdir / "streams")
 
     def connector_config(
         self, driver: SourceDriver | SinkDriver, topic: str, *, tasks_max: int = 1, **overrides: str
@@ -557,6 +594,14 @@ class CheckContext:
         found = Metric(name, value, unit, self.project.thresholds.get(name), higher_is_better)
         self.metrics.append(found)
         return found
+
+    def note(self, text: str) -> None:
+        """Say what a passing check accepted on the driver's word (shown next to the result).
+
+        For a declaration that shaped the check, with its reason (``unstored_fields``...).
+        """
+        if text not in self.notes:
+            self.notes.append(text)
 
     def plot(
         self, name: str, x_label: str, y_label: str, points: Iterable[tuple[float, float]]

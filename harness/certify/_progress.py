@@ -36,12 +36,14 @@ _LABELS = {
     Outcome.FAILED: "FAIL",
     Outcome.ERROR: "ERROR",
     Outcome.SKIPPED: "SKIP",
+    Outcome.NOT_VERIFIED: "NOTV",
 }
 _COLOURS = {
     Outcome.PASSED: "32",  # green
     Outcome.FAILED: "31",  # red
     Outcome.ERROR: "35",  # magenta
     Outcome.SKIPPED: "33",  # yellow
+    Outcome.NOT_VERIFIED: "1;33",  # bold yellow
     CERTIFIABLE: "1;32",
     FAILED: "1;31",
     "INCOMPLETE": "1;33",
@@ -123,8 +125,11 @@ class TerminalProgress:
             f"{position} {outcome} {result.id}  {clean(result.check.title)} [{result.subject}]"
             f"  ({format_duration(result.duration_s)})\n"
         )
-        if result.outcome is not Outcome.PASSED and result.message:
-            reason = clean(result.message)
+        reasons = [result.message] if result.message else []
+        if result.waiver:
+            reasons.append(f"waived in [tool.cdk.certify] waive: {result.waiver}")
+        for text in reasons:
+            reason = clean(text)
             if len(reason) > _REASON_LIMIT:
                 reason = reason[:_REASON_LIMIT] + " ... (full text in the report)"
             columns = max(shutil.get_terminal_size((100, 20)).columns - 1, 40)
@@ -184,5 +189,10 @@ class TerminalProgress:
             + line(rows[-1])
             + "\n"
             + f"Verdict: {self._paint(found, _COLOURS[found])}. {clean(verdict_reason(run))}\n"
+            + "".join(
+                f"Waived: {r.id} [{r.subject}] ({r.outcome}): {clean(r.waiver)}\n"
+                for r in run.results
+                if r.waiver
+            )
             + f"Exit status: {run.exit_code}\n"
         )

@@ -8,6 +8,7 @@
 
     [tool.cdk.certify]
     skip = { "PRF-02" = "latency is not meaningful for a batch source" }
+    waive = { "RBL-03" = "tables are created by migrations that restart the connector" }
 
     [tool.cdk.certify.thresholds]
     "source.throughput" = 1000      # records/s; a PRF check fails below it
@@ -16,6 +17,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,7 +50,9 @@ class Project:
         name: ``[project].name`` (or the directory name).
         version: ``[project].version`` (or ``"unknown"``).
         drivers: the driver classes, in the order declared.
-        skip: check ids (or suites) to skip, with the reason.
+        skip: check ids (or suites) to skip, with the reason (the run is then INCOMPLETE).
+        waive: check ids the project accepts unverified, with the written reason the reports
+            show next to the check (a waiver never excuses a check that ran and failed).
         thresholds: PRF thresholds by metric name.
         import_roots: the directories put on ``sys.path`` to import the drivers.
     """
@@ -58,6 +62,7 @@ class Project:
     version: str
     drivers: list[type[ConnectorDriver]]
     skip: dict[str, str] = field(default_factory=dict)
+    waive: dict[str, str] = field(default_factory=dict)
     thresholds: dict[str, float] = field(default_factory=dict)
     import_roots: list[Path] = field(default_factory=list)
     pyproject: dict[str, Any] = field(default_factory=dict)
@@ -107,6 +112,7 @@ class Project:
             version=str(project_meta.get("version") or "unknown"),
             drivers=[_load_driver(name, pyproject_file) for name in driver_names],
             skip=_skips(certify.get("skip", {}), pyproject_file),
+            waive=_waivers(certify.get("waive", {}), pyproject_file),
             thresholds=_thresholds(certify.get("thresholds", {}), pyproject_file),
             import_roots=roots,
             pyproject=data,
@@ -152,7 +158,40 @@ def _load_driver(name: str, pyproject_file: Path) -> type[ConnectorDriver]:
         )
     if not hasattr(target, "connector"):
         raise ConfigException(f"Driver {name} does not set its `connector` class attribute")
+    _check_declarations(target, name)
     return target
+
+
+def _check_declarations(driver: type[ConnectorDriver], name: str) -> None:
+    """The driver's declarations have the form the contract gives them (a clear error if not)."""
+    flags = ["external_system"]
+    if issubclass(driver, SourceDriver):
+        flags.append("detects_new_streams")
+        streams = inspect.getattr_static(driver, "streams", 1)
+        if not isinstance(streams, property) and (
+            isinstance(streams, bool) or not isinstance(streams, int) or streams < 1
+        ):
+            raise ConfigException(
+                f"Driver {name}: streams must be a positive int (a class attribute "
+                f"`streams = 4`, or a property returning one), not {streams!r}"
+            )
+    else:
+        flags.append("accepts_any_schema")
+        unstored = getattr(driver, "unstored_fields", {})
+        if not isinstance(unstored, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in unstored.items()
+        ):
+            raise ConfigException(
+                f"Driver {name}: unstored_fields must map field names to the reason the sink "
+                f'does not store them, e.g. {{"score": "the table has no column for it"}}, '
+                f"not {unstored!r}"
+            )
+    for flag in flags:
+        value = getattr(driver, flag, None)
+        if not isinstance(value, bool):
+            raise ConfigException(
+                f"Driver {name}: {flag} must be a class attribute True or False, not {value!r}"
+            )
 
 
 def _skips(raw: Any, pyproject_file: Path) -> dict[str, str]:
@@ -164,6 +203,39 @@ def _skips(raw: Any, pyproject_file: Path) -> dict[str, str]:
             'reasons, e.g. skip = { "PRF-02" = "why" }'
         )
     return {k.strip().upper(): v.strip() for k, v in raw.items()}
+
+
+def _waivers(raw: Any, pyproject_file: Path) -> dict[str, str]:
+    example = 'e.g. waive = { "RBL-03" = "why the check cannot be verified for this connector" }'
+    if not isinstance(raw, Mapping):
+        raise ConfigException(
+            f"[tool.cdk.certify] waive in {pyproject_file} must map check ids to written "
+            f"reasons, {example}"
+        )
+    from harness.certify._discovery import all_checks
+
+    known = {c.id for c in all_checks()}
+    out: dict[str, str] = {}
+    for key, reason in raw.items():
+        check_id = str(key).strip().upper()
+        if check_id not in known:
+            suites = sorted({c.split("-", 1)[0] for c in known})
+            hint = (
+                f"waivers name single checks, not a suite: list the {check_id}-NN ids you mean"
+                if check_id in suites
+                else "`cdk certify --list` shows the ids"
+            )
+            raise ConfigException(
+                f"[tool.cdk.certify] waive in {pyproject_file} names {key!r}, which is not a "
+                f"check id ({hint})"
+            )
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConfigException(
+                f"[tool.cdk.certify] waive in {pyproject_file}: {check_id} needs a written "
+                f"reason (a non-empty string, shown next to the check in the report), {example}"
+            )
+        out[check_id] = reason.strip()
+    return out
 
 
 def _thresholds(raw: Any, pyproject_file: Path) -> dict[str, float]:

@@ -2,10 +2,13 @@
 
 The verdict reads :attr:`CertificationRun.passed` and :attr:`CertificationRun.complete`:
 
-- ``CERTIFIABLE``: every required check passed and no check was left out;
-- ``FAILED``: a required check failed or could not run (the exit code is 1);
-- ``INCOMPLETE``: nothing required failed, but checks were left out (``--only``, ``--skip``,
-  ``[tool.cdk.certify] skip``) or none ran, so the run cannot support a submission.
+- ``CERTIFIABLE`` (exit 0): every required check passed, did not apply (with the reason), or
+  was not verified and is waived with a written reason (``[tool.cdk.certify] waive``);
+- ``FAILED`` (exit 1): a required check failed or could not run (ERROR), waived or not;
+- ``INCOMPLETE`` (exit 3): nothing required failed, but a required check was not verified (the
+  driver or the environment lacks what it needs) and is not waived, or checks were left out
+  (``--only``, ``--skip``, ``[tool.cdk.certify] skip``), or none ran: the run cannot support a
+  submission.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ OUTCOME_ORDER: tuple[Outcome, ...] = (
     Outcome.FAILED,
     Outcome.ERROR,
     Outcome.SKIPPED,
+    Outcome.NOT_VERIFIED,
 )
 
 # Characters XML 1.0 cannot carry (and no terminal or page should show raw).
@@ -70,6 +74,12 @@ def verdict_reason(run: CertificationRun) -> str:
         if not run.results:
             return "No check ran."
         parts = []
+        unverified = sorted({f"{r.id} [{r.subject}]" for r in run.unverified})
+        if unverified:
+            parts.append(
+                f"{len(unverified)} required check(s) not verified (a capability or the "
+                f"environment is missing, and no waiver): {', '.join(unverified)}"
+            )
         if run.only:
             parts.append(f"only {', '.join(run.only)} selected (--only)")
         if run.skip:
@@ -80,11 +90,18 @@ def verdict_reason(run: CertificationRun) -> str:
         if configured:
             parts.append(f"{', '.join(configured)} skipped in [tool.cdk.certify]")
         return (
-            "No required check failed, but the run left checks out: " + "; ".join(parts) + "."
+            "No required check failed, but the run is not complete: " + "; ".join(parts) + "."
             if parts
             else "No required check failed, but the run left checks out."
         )
-    return "Every required check passed and no check was left out."
+    waived = sorted({r.id for r in run.waived})
+    if waived:
+        return (
+            "Every required check passed or did not apply, but for "
+            f"{', '.join(waived)}: not verified, waived in [tool.cdk.certify] waive (the "
+            "reasons are shown next to each)."
+        )
+    return "Every required check passed or did not apply (each with its reason)."
 
 
 def counts(results: Iterable[CheckResult]) -> dict[str, int]:

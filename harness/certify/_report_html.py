@@ -66,12 +66,15 @@ nav a { margin-right: 16px; }
 .badge-failed { background: var(--fail); }
 .badge-error { background: var(--error); }
 .badge-skipped { background: var(--skip); }
+.badge-not-verified { background: #9a6700; }
 .result { border: 1px solid var(--line); border-left-width: 5px; border-radius: 6px;
   padding: 8px 12px; margin: 8px 0; }
 .result.outcome-passed { border-left-color: var(--pass); }
 .result.outcome-failed { border-left-color: var(--fail); }
 .result.outcome-error { border-left-color: var(--error); }
 .result.outcome-skipped { border-left-color: var(--skip); }
+.result.outcome-not-verified { border-left-color: #9a6700; }
+.waiver { margin: 6px 0 2px; padding: 4px 8px; background: #fff8c5; border-radius: 4px; }
 .result-head { display: flex; flex-wrap: wrap; gap: 10px; align-items: baseline; }
 .check-id { font-weight: 700; }
 .subject { color: #57606a; }
@@ -106,7 +109,8 @@ summary { cursor: pointer; color: #0969da; }
 #filters { margin: 8px 0; }
 #filters label { margin-right: 12px; }
 body.hide-passed .result.outcome-passed, body.hide-failed .result.outcome-failed,
-body.hide-error .result.outcome-error, body.hide-skipped .result.outcome-skipped { display: none; }
+body.hide-error .result.outcome-error, body.hide-skipped .result.outcome-skipped,
+body.hide-not-verified .result.outcome-not-verified { display: none; }
 footer { margin-top: 48px; color: #57606a; font-size: 13px; }
 """
 
@@ -132,7 +136,12 @@ def _anchor(*parts: str) -> str:
 
 
 def _badge(outcome: Outcome) -> str:
-    return f'<span class="badge badge-{outcome.value}">{outcome.value.upper()}</span>'
+    return f'<span class="badge badge-{_slug(outcome)}">{outcome.value.upper()}</span>'
+
+
+def _slug(outcome: Outcome) -> str:
+    """The outcome as one CSS class word (``not-verified``)."""
+    return outcome.value.replace(" ", "-")
 
 
 def _when(moment: dt.datetime | None) -> str:
@@ -198,7 +207,12 @@ def _header(run: CertificationRun, found: str) -> str:
 
 def _attention(run: CertificationRun) -> str:
     """Links to every failed or errored check, with its message, right under the verdict."""
-    bad = [r for r in run.results if r.outcome in (Outcome.FAILED, Outcome.ERROR)]
+    bad = [
+        r
+        for r in run.results
+        if r.outcome in (Outcome.FAILED, Outcome.ERROR)
+        or (r.outcome is Outcome.NOT_VERIFIED and r.check.required and r.waiver is None)
+    ]
     if not bad:
         return ""
     items = "".join(
@@ -246,7 +260,7 @@ def _checklist(run: CertificationRun) -> str:
     for result in run.results:
         by_suite.setdefault(result.check.suite, []).append(result)
     filters = "".join(
-        f'<label><input type="checkbox" data-outcome="{o.value}" checked> {o.value}</label>'
+        f'<label><input type="checkbox" data-outcome="{_slug(o)}" checked> {o.value}</label>'
         for o in OUTCOME_ORDER
     )
     out = [
@@ -279,6 +293,10 @@ def _result(result: CheckResult) -> str:
     parts = [head]
     if result.outcome is Outcome.SKIPPED:
         parts.append(f'<div class="reason">Skipped: {_e(result.message)}</div>')
+    elif result.outcome is Outcome.NOT_VERIFIED:
+        parts.append(f'<div class="reason">Not verified: {_e(result.message)}</div>')
+    elif result.outcome is Outcome.PASSED and result.message:
+        parts.append(f'<div class="reason">Note: {_e(result.message)}</div>')
     elif result.outcome is Outcome.ERROR:
         parts.append(f'<div class="reason">{_e(result.message)}</div>')
     elif result.outcome is Outcome.FAILED:
@@ -290,6 +308,11 @@ def _result(result: CheckResult) -> str:
             )
         else:
             parts.append(f'<div class="reason">{_e(result.message)}</div>')
+    if result.waiver:
+        parts.append(
+            '<div class="waiver"><strong>Waived</strong> in [tool.cdk.certify] waive: '
+            f"{_e(result.waiver)}</div>"
+        )
     if result.metrics:
         parts.append(_metrics_table(result.metrics))
     inner = []
@@ -315,9 +338,9 @@ def _result(result: CheckResult) -> str:
     parts.append(f"<details><summary>{summary}</summary>{''.join(inner)}</details>")
     anchor = _anchor("r", c.id, result.subject)
     return (
-        f'<div class="result outcome-{result.outcome.value}" id="{_e(anchor)}" '
+        f'<div class="result outcome-{_slug(result.outcome)}" id="{_e(anchor)}" '
         f'data-check="{_e(c.id)}" data-subject="{_e(result.subject)}" '
-        f'data-outcome="{result.outcome.value}">{"".join(parts)}</div>'
+        f'data-outcome="{_slug(result.outcome)}">{"".join(parts)}</div>'
     )
 
 

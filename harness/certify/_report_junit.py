@@ -3,8 +3,10 @@
 One ``<testsuite>`` per suite (``CFG``, ``OFF``...); one ``<testcase>`` per result with
 ``classname`` the suite and ``name`` ``"<id> <title> [<subject>]"``. A failed check carries a
 ``<failure>`` (message: expected vs actual; text: the details), a check that could not run an
-``<error>``, a skipped one ``<skipped>`` with its reason. Performance figures go to the
-test case's ``<system-out>``.
+``<error>``, a skipped one ``<skipped>`` with its reason, and one not verified a ``<skipped>``
+whose message starts ``not verified:`` (JUnit has no such outcome; the case's ``outcome``
+property says it too). A waiver is the case's ``waiver`` property. Performance figures go to
+the test case's ``<system-out>``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def junit_xml(run: CertificationRun) -> ET.Element:
             "tests": str(total["total"]),
             "failures": str(total[str(Outcome.FAILED)]),
             "errors": str(total[str(Outcome.ERROR)]),
-            "skipped": str(total[str(Outcome.SKIPPED)]),
+            "skipped": str(total[str(Outcome.SKIPPED)] + total[str(Outcome.NOT_VERIFIED)]),
             "time": _seconds(sum(r.duration_s for r in run.results)),
             "timestamp": run.started_at.isoformat(timespec="seconds"),
         },
@@ -49,7 +51,9 @@ def junit_xml(run: CertificationRun) -> ET.Element:
                 "tests": str(suite_total["total"]),
                 "failures": str(suite_total[str(Outcome.FAILED)]),
                 "errors": str(suite_total[str(Outcome.ERROR)]),
-                "skipped": str(suite_total[str(Outcome.SKIPPED)]),
+                "skipped": str(
+                    suite_total[str(Outcome.SKIPPED)] + suite_total[str(Outcome.NOT_VERIFIED)]
+                ),
                 "time": _seconds(sum(r.duration_s for r in results)),
                 "timestamp": run.started_at.isoformat(timespec="seconds"),
             },
@@ -77,6 +81,11 @@ def _testcase(result: CheckResult) -> ET.Element:
             "time": _seconds(result.duration_s),
         },
     )
+    if result.waiver or result.outcome is Outcome.NOT_VERIFIED:
+        properties = ET.SubElement(case, "properties")
+        ET.SubElement(properties, "property", {"name": "outcome", "value": str(result.outcome)})
+        if result.waiver:
+            ET.SubElement(properties, "property", {"name": "waiver", "value": clean(result.waiver)})
     if result.outcome is Outcome.FAILED:
         failure = ET.SubElement(
             case, "failure", {"message": clean(result.message), "type": "CheckFailed"}
@@ -89,6 +98,8 @@ def _testcase(result: CheckResult) -> ET.Element:
         error.text = clean(result.details or result.message)
     elif result.outcome is Outcome.SKIPPED:
         ET.SubElement(case, "skipped", {"message": clean(result.message)})
+    elif result.outcome is Outcome.NOT_VERIFIED:
+        ET.SubElement(case, "skipped", {"message": clean(f"not verified: {result.message}")})
     if result.metrics:
         out = ET.SubElement(case, "system-out")
         out.text = clean(

@@ -24,6 +24,7 @@ from harness._driver import ConnectorDriver, SourceDriver
 from harness.certify._checks import (
     Check,
     CheckFailed,
+    CheckNotVerified,
     CheckResult,
     CheckSkipped,
     Kind,
@@ -33,7 +34,16 @@ from harness.certify._context import CheckContext
 from harness.certify._discovery import all_checks
 from harness.certify._project import Project
 
-__all__ = ["CertificationRun", "ProgressListener", "certify", "plan", "redact"]
+__all__ = [
+    "EXIT_CERTIFIABLE",
+    "EXIT_FAILED",
+    "EXIT_INCOMPLETE",
+    "CertificationRun",
+    "ProgressListener",
+    "certify",
+    "plan",
+    "redact",
+]
 
 _log = logging.getLogger("harness.certify")
 HIDDEN = "[hidden]"
@@ -76,31 +86,56 @@ class CertificationRun:
 
     @property
     def passed(self) -> bool:
-        """No required check failed or errored (what the exit code says)."""
+        """No required check failed or errored (a waiver never excuses a check that failed)."""
         return not any(
             r.outcome in (Outcome.FAILED, Outcome.ERROR) and r.check.required for r in self.results
         )
 
     @property
     def complete(self) -> bool:
-        """Every check ran: none was left out by ``--only``/``--skip`` or the project's skips.
+        """Every required check was verified: ran and passed or did not apply, or is waived.
 
-        Skips the checks decide themselves (a capability the driver does not offer, a PASSWORD
-        key the connector does not have) do not make a run incomplete.
+        Not complete when checks were left out (``--only``, ``--skip``, the project's
+        ``[tool.cdk.certify] skip``), when a required check is not verified (the driver or the
+        environment lacks what it needs) and no waiver covers it, or when no check ran.
         """
         return (
-            not self.only
+            bool(self.results)
+            and not self.only
             and not self.skip
-            and not any(
-                r.outcome is Outcome.SKIPPED and r.message.startswith(_USER_SKIP)
-                for r in self.results
-            )
+            and not self.left_out
+            and not self.unverified
         )
 
     @property
+    def left_out(self) -> list[CheckResult]:
+        """The results of checks skipped by request (``--skip``, ``[tool.cdk.certify] skip``)."""
+        return [
+            r
+            for r in self.results
+            if r.outcome is Outcome.SKIPPED and r.message.startswith(_USER_SKIP)
+        ]
+
+    @property
+    def unverified(self) -> list[CheckResult]:
+        """The required checks left not verified and not waived."""
+        return [
+            r
+            for r in self.results
+            if r.outcome is Outcome.NOT_VERIFIED and r.check.required and r.waiver is None
+        ]
+
+    @property
+    def waived(self) -> list[CheckResult]:
+        """The results the project's waivers stand in for (not verified, with a reason)."""
+        return [r for r in self.results if r.outcome is Outcome.NOT_VERIFIED and r.waiver]
+
+    @property
     def exit_code(self) -> int:
-        """0 when every required check passed, 1 otherwise."""
-        return 0 if self.passed else 1
+        """0 CERTIFIABLE, 1 FAILED (a required check failed or errored), 3 INCOMPLETE."""
+        if not self.passed:
+            return EXIT_FAILED
+        return EXIT_CERTIFIABLE if self.complete else EXIT_INCOMPLETE
 
     @property
     def duration_s(self) -> float:
@@ -110,6 +145,11 @@ class CertificationRun:
 
 
 _USER_SKIP = "skipped by request"
+
+#: Exit status of ``cdk certify`` for each verdict (2 is a usage error: the run could not start).
+EXIT_CERTIFIABLE = 0
+EXIT_FAILED = 1
+EXIT_INCOMPLETE = 3
 
 
 def plan(
@@ -229,12 +269,13 @@ def _run_one(
 ) -> CheckResult:
     kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
     subject = project_subject(project, c, driver)
-    result = CheckResult(c, subject, kind, Outcome.SKIPPED)
+    result = CheckResult(c, subject, kind, Outcome.SKIPPED, waiver=project.waive.get(c.id))
     missing = sorted(c.needs - provided)
     if reason is not None:
         result.message = reason
         return result
     if missing:
+        result.outcome = Outcome.NOT_VERIFIED
         result.message = (
             f"needs {', '.join(missing)}, which this run does not provide "
             f"(it provides {', '.join(sorted(provided))})"
@@ -263,6 +304,9 @@ def _run_one(
     except CheckSkipped as exc:
         result.outcome = Outcome.SKIPPED
         result.message = exc.reason
+    except CheckNotVerified as exc:
+        result.outcome = Outcome.NOT_VERIFIED
+        result.message = exc.reason
     except Exception as exc:  # noqa: BLE001 - a broken check or driver is an ERROR result
         result.outcome = Outcome.ERROR
         result.message = f"the check could not run: {type(exc).__name__}: {exc}"
@@ -275,6 +319,8 @@ def _run_one(
             result.duration_s = time.monotonic() - start
     result.metrics = ctx.metrics
     result.series = ctx.series
+    if result.outcome is Outcome.PASSED and ctx.notes:
+        result.message = "; ".join(ctx.notes)
     unmet = [m for m in ctx.metrics if m.met is False]
     if result.outcome is Outcome.PASSED and unmet:
         result.outcome = Outcome.FAILED
@@ -299,7 +345,7 @@ def redact(result: CheckResult, secrets: Iterable[str]) -> None:
     values = sorted((s for s in secrets if s), key=len, reverse=True)
     if not values:
         return
-    for name in ("message", "expected", "actual", "details"):
+    for name in ("message", "expected", "actual", "details", "waiver"):
         text = getattr(result, name)
         if text:
             for value in values:

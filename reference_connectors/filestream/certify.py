@@ -52,6 +52,9 @@ class FileStreamSourceDriver(SourceDriver):
     def record_id(self, key: Any, value: Any) -> Hashable:
         return _id_of(value)
 
+    def expected_value(self, record_id: int) -> Any:
+        return f"{_PREFIX}{record_id}"  # the line, without its newline
+
 
 class FileStreamSinkDriver(SinkDriver):
     """Sends ``record-<id>`` strings; reads back the lines of ``output.txt``."""
@@ -72,9 +75,16 @@ class FileStreamSinkDriver(SinkDriver):
     def value(self, record_id: int, schema: Schema) -> Any:
         return f"{_PREFIX}{record_id}"
 
-    def read_back(self) -> list[Hashable]:
+    def _lines(self) -> list[str]:
         if not self.file.exists():
             return []
         # Only complete lines: a put may be half way through writing the last one.
         lines = self.file.read_text(encoding="utf-8").splitlines(keepends=True)
-        return [_id_of(line) for line in lines if line.endswith("\n") and line.strip()]
+        return [line[:-1] for line in lines if line.endswith("\n") and line.strip()]
+
+    def read_back(self) -> list[Hashable]:
+        return [_id_of(line) for line in self._lines()]
+
+    def read_values(self) -> dict[Hashable, Any]:
+        # The values are strings: each record's stored value is its line.
+        return {_id_of(line): line for line in self._lines()}

@@ -150,6 +150,7 @@ class SqliteSourceDriver(SourceDriver):
         super().__init__(workdir)
         self.database = _Database(Path(workdir).absolute() / "source.db")
         self._added: dict[int, list[str]] = {}
+        self._written: dict[int, dict[str, Any]] = {}
 
     def setup(self) -> None:
         self.database.create()
@@ -183,20 +184,37 @@ class SqliteSourceDriver(SourceDriver):
             f"INSERT INTO {quote(self.table(stream))} ({', '.join(map(quote, columns))}) "
             f"VALUES ({', '.join('?' for _ in columns)})"
         )
+        values = [self._values(i, added) for i in ids]
         rows = [
             (
-                i,
-                f"name-{i}",
-                None if i % 5 == 0 else str(decimal.Decimal(i * 7 + 1).scaleb(-2)),
-                format_timestamp(_BASE_TIME + dt.timedelta(seconds=i * 61, milliseconds=i % 1000)),
-                int(i % 2 == 0),
-                *(f"{name}-{i}" for name in added),
+                v["id"],
+                v["name"],
+                None if v["amount"] is None else str(v["amount"]),
+                format_timestamp(v["created"]),
+                int(v["active"]),
+                *(v[name] for name in added),
             )
-            for i in ids
+            for v in values
         ]
         with self.database.connection() as connection:
             self._create_table(connection, stream)
             connection.executemany(sql, rows)
+        self._written.update((v["id"], v) for v in values)
+
+    @staticmethod
+    def _values(i: int, added: Sequence[str]) -> dict[str, Any]:
+        """Record ``i``'s columns as Connect values (what the source must emit)."""
+        return {
+            "id": i,
+            "name": f"name-{i}",
+            "amount": None if i % 5 == 0 else decimal.Decimal(i * 7 + 1).scaleb(-2),
+            "created": _BASE_TIME + dt.timedelta(seconds=i * 61, milliseconds=i % 1000),
+            "active": i % 2 == 0,
+            **{name: f"{name}-{i}" for name in added},
+        }
+
+    def expected_value(self, record_id: int) -> Any:
+        return self._written[record_id]
 
     def evolve_schema(self, *, stream: int = 0) -> str:
         added = self._added.setdefault(stream, [])

@@ -77,6 +77,7 @@ DLQ_HEADERS = (
 @check(
     "ERR-01",
     "A transient outage is retried without losing records",
+    capabilities=("outage()",),
     fix=(
         "Raise ``RetriableException`` for transient failures (timeouts, refused connections) "
         "so that the runtime retries, and keep the records that could not be written: "
@@ -91,9 +92,11 @@ def retriable_error(ctx: CheckContext) -> None:
     runtime logged the connector's RetriableException plus one second, at most 6 s. After it,
     every record must arrive (duplicates only for an at-least-once connector) and no task may
     have FAILED: a connector that raises a plain ConnectException for a transient error, or
-    loses the records it could not write, fails this check. Skipped when the driver has no
-    ``outage()``.
+    loses the records it could not write, fails this check. Required for every connector that
+    talks to an external system: not verified when the driver has no ``outage()``; not
+    applicable only when the driver declares ``external_system = False``.
     """
+    ctx.require_external_system()
     ctx.require("outage")
     with ctx.driver() as d, ctx.worker() as w:
         flow = _Flow(ctx, d, w)
@@ -123,6 +126,7 @@ def retriable_error(ctx: CheckContext) -> None:
 @check(
     "ERR-02",
     "A fatal error fails the task with a clear ConnectException",
+    capabilities=("break_external_system()",),
     fix=(
         'Raise a ``ConnectException`` (``raise ConnectException("...") from exc``) for a '
         "failure that will not go away; do not swallow it or retry it forever."
@@ -136,9 +140,11 @@ def fatal_error(ctx: CheckContext) -> None:
     30 s a task must be FAILED with a trace whose error, raised by the connector, is a
     ConnectException (or a subclass: DataException...) with a message. A connector that
     swallows the error and stays RUNNING, keeps retrying a permanent failure, or fails with a
-    raw Python exception (``sqlite3.DatabaseError``, ``KeyError``...) fails this check. Skipped
-    when the driver has no ``break_external_system()``.
+    raw Python exception (``sqlite3.DatabaseError``, ``KeyError``...) fails this check. Not
+    verified when the driver has no ``break_external_system()``; not applicable only when the
+    driver declares ``external_system = False``.
     """
+    ctx.require_external_system()
     ctx.require("break_external_system")
     with ctx.driver() as d, ctx.worker() as w:
         flow = _Flow(ctx, d, w)

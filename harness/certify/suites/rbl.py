@@ -21,7 +21,7 @@ from typing import Any
 
 from cdk.api import SinkConnector, SinkRecord, SinkTask, TopicPartition
 from cdk.runtime import EmbeddedWorker
-from harness.certify._checks import CheckFailed, CheckSkipped, check
+from harness.certify._checks import CheckFailed, CheckNotVerified, CheckSkipped, check
 from harness.certify._context import CheckContext, WorkerHandle
 from harness.certify._rest import RestClient
 from harness.certify.suites._faults import class_path
@@ -330,12 +330,14 @@ def _brief_owners(owners: dict[int, set[tuple[str, int]]]) -> str:
 
 
 def _source_streams(ctx: CheckContext) -> int:
-    """How many input streams a source check uses; skip when the driver has only one."""
-    streams = int(getattr(ctx.driver_class, "streams", 1))
+    """How many input streams a source check uses; not verified when the driver has one."""
+    streams = ctx.source_streams()
     if streams < 2:
-        raise CheckSkipped(
-            f"the driver {ctx.driver_class.__name__} has {streams} input stream: changing "
-            "tasks.max needs work to split across tasks (a driver with streams > 1)"
+        raise CheckNotVerified(
+            f"the driver {ctx.driver_class.__name__} declares {streams} input stream: changing "
+            "tasks.max needs work to split across tasks (a driver with streams > 1); the "
+            "connector is not verified here (declare the streams the external system can "
+            "hold, or waive the check with the reason there can be only one)"
         )
     return min(streams, MAX_SOURCE_TASKS)
 
@@ -421,6 +423,7 @@ def _sink_tasks_scenario(
 @check(
     "RBL-01",
     "Raising tasks.max runs more tasks without loss",
+    capabilities=("streams > 1 (source)",),
     fix=(
         "Split the work over ``max_tasks`` in ``task_configs`` (``group_partitions`` does "
         "it), and let each task read only the streams in its config, each from its stored "
@@ -433,7 +436,7 @@ def tasks_max_up(ctx: CheckContext) -> None:
     A source with several input streams starts with ``tasks.max=1`` and goes to one task per
     stream (up to 4); a sink on a 4-partition topic goes from 1 to 2 tasks, which share the
     partitions. The new number of tasks must be RUNNING, and every record written before and
-    after the change is delivered (duplicates only for at-least-once connectors). Skipped for
+    after the change is delivered (duplicates only for at-least-once connectors). Not verified for
     sources with one input stream.
     """
     if ctx.kind == "source":
@@ -446,6 +449,7 @@ def tasks_max_up(ctx: CheckContext) -> None:
 @check(
     "RBL-02",
     "Lowering tasks.max keeps every input covered, without loss",
+    capabilities=("streams > 1 (source)",),
     fix=(
         "Make ``task_configs(1)`` give the single task every stream; a task resumes every "
         "stream it gets from that stream's stored offset."
@@ -457,7 +461,7 @@ def tasks_max_down(ctx: CheckContext) -> None:
     A source with several input streams starts with one task per stream (up to 4) and goes to
     ``tasks.max=1``; a sink on a 4-partition topic goes from 2 tasks to 1, which gets every
     partition. One task must run, and every record of every stream or partition, written
-    before and after the change, is delivered. Skipped for sources with one input stream.
+    before and after the change, is delivered. Not verified for sources with one input stream.
     """
     if ctx.kind == "source":
         streams = _source_streams(ctx)
@@ -469,6 +473,7 @@ def tasks_max_down(ctx: CheckContext) -> None:
 @check(
     "RBL-03",
     "A new input stream is picked up while running",
+    capabilities=("detects_new_streams", "streams > 1"),
     kinds=("source",),
     fix=(
         "Watch the external system for new streams (e.g. a thread started in the connector's "
@@ -482,13 +487,15 @@ def new_stream(ctx: CheckContext) -> None:
     For sources whose driver says they detect new streams: the connector runs on one input
     stream, then a second stream is created; the connector must notice it and call
     ``context.request_task_reconfiguration()`` so that its records are delivered too, without
-    a restart. Skipped unless the driver declares ``detects_new_streams`` and several streams.
+    a restart. Not verified unless the driver declares ``detects_new_streams`` and several
+    streams.
     """
     driver_class = ctx.driver_class
     if not getattr(driver_class, "detects_new_streams", False):
-        raise CheckSkipped(
-            f"the driver {driver_class.__name__} does not declare detects_new_streams: the "
-            "connector is not expected to notice input streams created while it runs"
+        raise CheckNotVerified(
+            f"the driver {driver_class.__name__} does not declare detects_new_streams: whether "
+            "the connector notices input streams created while it runs is not verified "
+            "(declare it, or waive the check with the reason new streams cannot appear)"
         )
     streams = _source_streams(ctx)
     with ctx.driver() as d, ctx.worker() as w:

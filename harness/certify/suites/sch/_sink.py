@@ -38,6 +38,7 @@ __all__: list[str] = []
 def _sink_round_trip(
     ctx: CheckContext, converter: str, settings: Mapping[str, str], what: str
 ) -> None:
+    ctx.require("read_values")
     with ctx.driver() as d, ctx.worker() as w:
         topic = ctx.create_topic(ctx.topic())
         ids = ctx.ids(_RECORDS)
@@ -47,11 +48,12 @@ def _sink_round_trip(
         w.create(name, config)
         _require_stored(ctx, w, name, d, ids, f"records sent with {what}")
         _compare_ids(ctx, d, ids, f"records sent with {what}")
-        _compare_values(d, {i: value for i, (_, value) in zip(ids, sent, strict=True)})
+        _compare_values(ctx, d, {i: value for i, (_, value) in zip(ids, sent, strict=True)})
 
 
 def _sink_schemaless(ctx: CheckContext) -> None:
     what = "records without schemas (JsonConverter, schemas.enable=false)"
+    ctx.require("read_values")
     with ctx.driver() as d, ctx.worker() as w:
         topic = ctx.create_topic(ctx.topic())
         ids = ctx.ids(_RECORDS)
@@ -63,7 +65,7 @@ def _sink_schemaless(ctx: CheckContext) -> None:
         values = {i: value for i, (_, value) in zip(ids, sent, strict=True)}
         if trace is None:
             _compare_ids(ctx, d, ids, what)
-            _compare_values(d, values, schemaless=True)
+            _compare_values(ctx, d, values, schemaless=True)
             return
         expected = (
             f"{what} to be stored, or rejected with a ConnectException (e.g. a DataException) "
@@ -79,7 +81,7 @@ def _sink_schemaless(ctx: CheckContext) -> None:
                 f"it stored {len(wrong)} rows that are not among the ids sent (e.g. "
                 f"{_sample(wrong)}) before failing with {describe_chain(trace)}",
             )
-        _compare_values(d, values, schemaless=True, only_stored=True)
+        _compare_values(ctx, d, values, schemaless=True, only_stored=True)
 
 
 def _sink_migration(
@@ -105,7 +107,7 @@ def _sink_migration(
         _require_stored(ctx, w, name, d, every, f"records whose value schema changed to {what}")
         _compare_ids(ctx, d, every, f"records before and after the change to {what}")
         sent = {i: value for i, (_, value) in zip(every, first + later, strict=True)}
-        _compare_values(d, sent, gone=dict.fromkeys(second_ids, gone) if gone else None)
+        _compare_values(ctx, d, sent, gone=dict.fromkeys(second_ids, gone) if gone else None)
 
 
 def _sink_config(
@@ -245,6 +247,7 @@ def _compare_ids(ctx: CheckContext, d: SinkDriver, ids: Sequence[int], what: str
 
 
 def _compare_values(
+    ctx: CheckContext,
     d: SinkDriver,
     sent: Mapping[int, SchemaAndValue],
     *,
@@ -252,26 +255,46 @@ def _compare_values(
     only_stored: bool = False,
     gone: Mapping[int, Field | None] | None = None,
 ) -> None:
-    """Compare the stored fields (when the driver has ``read_values``) with those sent."""
-    try:
-        stored = d.read_values()
-    except NotImplementedError:
-        return  # the ids were compared; the driver does not expose the values
+    """Compare every stored field (``read_values()``) with the value sent.
+
+    A field the driver declares in ``unstored_fields`` may be missing (the check notes it,
+    with the reason); any other missing field fails.
+    """
+    stored = d.read_values()
+    if not isinstance(stored, Mapping):
+        raise CheckFailed(
+            "the driver's read_values() to return the stored values by record id",
+            f"it returned {type(stored).__name__} {stored!r:.200}",
+        )
+    unstored: Mapping[str, str] = d.unstored_fields
     problems = []
     for record_id, value in sent.items():
         row = stored.get(record_id, stored.get(str(record_id)))
         if row is None:
             problem: str | None = None if only_stored else "not in read_values()"
         else:
-            problem = _row_problem(value, row, schemaless, (gone or {}).get(record_id))
+            problem = _row_problem(value, row, schemaless, (gone or {}).get(record_id), unstored)
         if problem is not None:
             problems.append(f"record id {record_id}: {problem}")
     _fail_on(
         problems,
         len(sent),
-        "every stored field to equal the value sent (Decimal value and scale, Timestamp to the "
-        "millisecond, bytes exactly)",
+        "every field sent to be stored and equal the value sent (Decimal value and scale, "
+        "Timestamp to the millisecond, bytes exactly), but for the driver's unstored_fields",
     )
+    declared = sorted(
+        name for name in unstored if any(_field_sent(value, name) for value in sent.values())
+    )
+    if declared:
+        ctx.note(
+            "fields not stored by design (the driver's unstored_fields): "
+            + "; ".join(f"{name}: {unstored[name]}" for name in declared)
+        )
+
+
+def _field_sent(sent: SchemaAndValue, name: str) -> bool:
+    schema = sent.schema
+    return schema is not None and _is_struct(schema) and schema.field(name) is not None
 
 
 #: The types whose values JSON without schemas keeps exactly.
@@ -289,14 +312,30 @@ _PLAIN_TYPES = frozenset(
 
 
 def _row_problem(
-    sent: SchemaAndValue, row: Mapping[str, Any], schemaless: bool, gone: Field | None
+    sent: SchemaAndValue,
+    row: Any,
+    schemaless: bool,
+    gone: Field | None,
+    unstored: Mapping[str, str],
 ) -> str | None:
     schema, value = sent.schema, sent.value
     if schema is None or not _is_struct(schema) or not isinstance(value, Struct):
-        return None  # a non-struct value has no fields to compare with a row's
+        # a value that is not a struct: the driver reads back the stored value itself
+        if schemaless and (schema is None or schema.type not in _PLAIN_TYPES):
+            return None  # JSON without schemas does not keep its type
+        return _difference(_canon(schema, value), _canon(schema, row), "value", "stored")
+    if not isinstance(row, Mapping):
+        return f"read_values() gave {row!r:.200} ({type(row).__name__}), not the stored fields"
+    missing = [f.name for f in schema.fields if f.name not in row and f.name not in unstored]
+    if missing:
+        return (
+            f"the fields {missing} are not stored (read_values() has no entry for them; a "
+            "field the sink does not store by design goes in the driver's unstored_fields, "
+            f"with the reason); stored fields: {sorted(row)}"
+        )
     for f in schema.fields:
         if f.name not in row:
-            continue  # a field the sink does not store
+            continue  # declared in unstored_fields
         if schemaless and (f.schema.name is not None or f.schema.type not in _PLAIN_TYPES):
             continue  # JSON without schemas does not keep its type
         expected = _canon(f.schema, value.get(f.name))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from cdk.api import SourceConnector, SourceRecord
@@ -36,9 +36,16 @@ __all__: list[str] = []
 def _source_round_trip(
     ctx: CheckContext, converter_name: str, make: Callable[[bool], Converter]
 ) -> None:
-    """Emitted keys and values through ``make``'s converters and back must be unchanged."""
+    """Emitted values equal what the driver wrote; through the converters and back, unchanged."""
+    ctx.require("expected_value")
     with ctx.driver() as d:
         records = _emitted(ctx, d, ctx.ids(_RECORDS))
+        _fail_on(
+            _stated_problems(d, records),
+            len(records),
+            "every emitted value to equal what the driver wrote (expected_value()), field by "
+            "field (Decimal value and scale, Timestamp to the millisecond, bytes exactly)",
+        )
     converters = {"key": make(True), "value": make(False)}
     avro = converter_name == "AvroConverter"
     problems, compared = [], 0
@@ -69,6 +76,33 @@ def _source_round_trip(
         f"every emitted key and value to come back unchanged through the {converter_name} "
         "(Decimal value and scale, Timestamp to the millisecond, bytes exactly)",
     )
+
+
+def _stated_problems(d: SourceDriver, records: Sequence[SourceRecord]) -> list[str]:
+    """How each emitted value differs from the driver's ``expected_value`` for its id."""
+    problems = []
+    for index, record in enumerate(records):
+        record_id = _record_id(d, record)
+        if record_id is None or isinstance(record_id, bool) or not isinstance(record_id, int):
+            problems.append(f"{_label(d, record, index)}: the driver finds no record id in it")
+            continue
+        stated = d.expected_value(record_id)
+        problem = _stated_problem(record.value_schema, record.value, stated)
+        if problem is not None:
+            problems.append(f"{_label(d, record, index)}: {problem}")
+    return problems
+
+
+def _stated_problem(schema: Schema | None, value: Any, stated: Any) -> str | None:
+    if isinstance(stated, Mapping) and schema is not None and _is_struct(schema):
+        emitted = {f.name for f in schema.fields}
+        unknown = sorted(set(stated) - emitted)
+        if unknown:
+            return (
+                f"value: the driver wrote the fields {unknown}, which the emitted value "
+                f"({_describe(schema)}) does not have"
+            )
+    return _difference(_canon(schema, stated), _canon(schema, value), "value", "emitted", "wrote")
 
 
 def _source_schemaless(ctx: CheckContext) -> None:

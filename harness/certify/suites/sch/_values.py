@@ -178,23 +178,28 @@ def _canon_json(schema: Schema | None, value: Any) -> Any:
     return _canon_plain(value)
 
 
-def _difference(sent: Any, got: Any, path: str, verb: str = "got back") -> str | None:
-    """The first difference between two reduced values, naming the field; None if equal."""
+def _difference(
+    sent: Any, got: Any, path: str, verb: str = "got back", gave: str = "sent"
+) -> str | None:
+    """The first difference between two reduced values, naming the field; None if equal.
+
+    ``gave`` says what produced ``sent`` (``sent``, ``wrote``), ``verb`` what produced ``got``.
+    """
     if isinstance(sent, dict) and isinstance(got, dict):
         for key, item in sent.items():
             inner = f"{path}.{key}"
             if key not in got:
-                return f"{inner}: sent {_text(item)}, {verb} nothing (the field is missing)"
-            found = _difference(item, got[key], inner, verb)
+                return f"{inner}: {gave} {_text(item)}, {verb} nothing (the field is missing)"
+            found = _difference(item, got[key], inner, verb, gave)
             if found is not None:
                 return found
         extra = sorted(set(got) - set(sent))
-        return f"{path}: {verb} fields that were not sent: {extra}" if extra else None
+        return f"{path}: {verb} fields that were not {gave}: {extra}" if extra else None
     if isinstance(sent, list) and isinstance(got, list):
         if len(sent) != len(got):
-            return f"{path}: sent {len(sent)} elements, {verb} {len(got)}"
+            return f"{path}: {gave} {len(sent)} elements, {verb} {len(got)}"
         for index, (a, b) in enumerate(zip(sent, got, strict=True)):
-            found = _difference(a, b, f"{path}[{index}]", verb)
+            found = _difference(a, b, f"{path}[{index}]", verb, gave)
             if found is not None:
                 return found
         return None
@@ -202,7 +207,7 @@ def _difference(sent: Any, got: Any, path: str, verb: str = "got back") -> str |
         return None
     if isinstance(sent, _Atom) and sent.matches(got):
         return None
-    return f"{path}: sent {_text(sent)}, {verb} {_text(got)}"
+    return f"{path}: {gave} {_text(sent)}, {verb} {_text(got)}"
 
 
 def _text(reduced: Any) -> str:

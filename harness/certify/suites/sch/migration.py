@@ -6,7 +6,7 @@ from cdk.data import (
     Schema,
     SchemaAndValue,
 )
-from harness.certify._checks import CheckSkipped, check
+from harness.certify._checks import CheckNotVerified, CheckSkipped, check
 from harness.certify._context import CheckContext
 from harness.certify._probe import SourceProbe
 from harness.certify.suites.sch._common import (
@@ -46,6 +46,7 @@ __all__: list[str] = []
 @check(
     "SCH-05",
     "New records carry the evolved schema after a migration",
+    capabilities=("evolve_schema()",),
     kinds=("source",),
     fix=(
         "Re-read the external system's schema when it may have changed (each poll, or when a "
@@ -96,6 +97,7 @@ def source_schema_migration(ctx: CheckContext) -> None:
 @check(
     "SCH-06",
     "The sink accepts a newer schema with an added optional field",
+    capabilities=("read_values()",),
     kinds=("sink",),
     fix=(
         "When a record has an optional field the sink does not know, evolve what it stores "
@@ -108,8 +110,10 @@ def sink_accepts_newer_schema(ctx: CheckContext) -> None:
     The harness sends records of the driver's value schema, then records of that schema plus an
     optional STRING field. Every record of both batches must be stored, the task must stay
     RUNNING, and the stored fields (``read_values``, when the driver has it) must equal those
-    sent; a sink that stores the new field must store its value.
+    sent; a sink that stores the new field must store its value. Not verified without
+    ``read_values()``.
     """
+    ctx.require("read_values")
     with ctx.driver() as d:
         base = _struct_schema(d, "add")
         if base.field(_ADDED_FIELD) is not None:
@@ -122,6 +126,7 @@ def sink_accepts_newer_schema(ctx: CheckContext) -> None:
 @check(
     "SCH-07",
     "The sink accepts an older schema without an optional field",
+    capabilities=("read_values()",),
     kinds=("sink",),
     fix=(
         "Store a missing optional field as null (or its default); do not require every field "
@@ -134,15 +139,17 @@ def sink_accepts_older_schema(ctx: CheckContext) -> None:
     The harness sends records of the driver's value schema, then records of that schema without
     its last optional field, as a producer not upgraded yet would. Every record must be stored,
     the task must stay RUNNING, the stored fields must equal those sent, and the dropped field
-    must be stored as null (or its default) or not at all.
+    must be stored as null (or its default) or not at all. Not verified without
+    ``read_values()``, or when the driver's value schema has no optional field.
     """
+    ctx.require("read_values")
     with ctx.driver() as d:
         base = _struct_schema(d, "drop")
         optional = [f for f in base.fields if f.schema.optional]
         if not optional:
-            raise CheckSkipped(
-                f"the value schema {_describe(base)} has no optional field to drop "
-                f"(fields: {[f.name for f in base.fields]})"
+            raise CheckNotVerified(
+                f"the driver's value schema {_describe(base)} has no optional field to drop "
+                f"(fields: {[f.name for f in base.fields]}): give value_schema() one"
             )
         gone = optional[-1]
         older = _rebuild(base, [(f.name, f.schema) for f in base.fields if f is not gone])
@@ -179,9 +186,9 @@ def sink_rejects_incompatible_schema(ctx: CheckContext) -> None:
         base = _struct_schema(d, "change")
         change = _incompatible(base)
         if change is None:
-            raise CheckSkipped(
-                f"the value schema {_describe(base)} has no field whose type can change and no "
-                "required field other than id"
+            raise CheckNotVerified(
+                f"the driver's value schema {_describe(base)} has no field whose type can change "
+                "and no required field other than id: give value_schema() one"
             )
         with ctx.worker() as w:
             topic = ctx.create_topic(ctx.topic())

@@ -58,6 +58,7 @@ def emitted_records_match_schemas(ctx: CheckContext) -> None:
 @check(
     "SCH-02",
     "JSON with schemas round trip keeps every value and logical type",
+    capabilities=("expected_value() (source)", "read_values() (sink)"),
     fix=(
         "Use the logical types' Python values (``decimal.Decimal`` with the schema's scale, "
         "UTC ``datetime``, ``date``, ``time``) and FLOAT32 only for values that fit 32 bits; "
@@ -82,6 +83,7 @@ def json_round_trip(ctx: CheckContext) -> None:
 @check(
     "SCH-03",
     "Schemaless JSON is handled: plain data, or a clear rejection",
+    capabilities=("read_values() (sink)",),
     fix=(
         "A source's values must be representable as plain JSON. A sink that needs schemas "
         "raises a ``DataException`` saying so for a record without one, before writing "
@@ -108,6 +110,7 @@ def schemaless_json(ctx: CheckContext) -> None:
 @check(
     "SCH-04",
     "Avro round trip keeps every value and logical type",
+    capabilities=("expected_value() (source)", "read_values() (sink)"),
     fix=(
         "As for SCH-02: declare schemas Avro can carry (named structs, logical types with "
         "their parameters) and emit values that match them; a sink stores what the "

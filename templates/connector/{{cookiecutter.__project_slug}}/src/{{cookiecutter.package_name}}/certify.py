@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 {%- else -%}
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 {%- endif %}
 
 from cdk import Connector
@@ -99,6 +99,7 @@ class {{ cookiecutter.__class_prefix }}SourceDriver(SourceDriver):
         super().__init__(workdir)
         self.directory = _Directory(Path(workdir).absolute() / "input")
         self._added: dict[int, list[str]] = {}
+        self._written: dict[int, dict[str, Any]] = {}
 
     def setup(self) -> None:
         self.directory.create()
@@ -117,22 +118,23 @@ class {{ cookiecutter.__class_prefix }}SourceDriver(SourceDriver):
 
     def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
         added = self._added.get(stream, [])
-        lines = [
-            json.dumps(
-                {
-                    "id": i,
-                    "name": f"name-{i}",
-                    "amount": i * 1.25,
-                    "active": i % 2 == 0,
-                    **{name: f"{name}-{i}" for name in added},
-                }
-            )
-            + "\n"
+        values = [
+            {
+                "id": i,
+                "name": f"name-{i}",
+                "amount": i * 1.25,
+                "active": i % 2 == 0,
+                **{name: f"{name}-{i}" for name in added},
+            }
             for i in ids
         ]
         path = self.directory.current / f"stream-{stream}.jsonl"
         with path.open("a", encoding="utf-8") as out:
-            out.write("".join(lines))
+            out.write("".join(json.dumps(value) + "\n" for value in values))
+        self._written.update((value["id"], value) for value in values)
+
+    def expected_value(self, record_id: int) -> dict[str, Any]:
+        return self._written[record_id]
 
     def evolve_schema(self, *, stream: int = 0) -> str:
         added = self._added.setdefault(stream, [])
