@@ -253,10 +253,7 @@ class ChecklistDirective(SphinxDirective):
         status = "required" if required else "optional (reported only)"
         text = f"Applies to: {applies} · needs: {', '.join(sorted(needs)) or 'nothing'} · {status}"
         if capabilities:
-            text += (
-                f" · from the driver: {', '.join(capabilities)} (not verified without; see "
-                "'Required checks' above)"
-            )
+            text += f" · from the driver: {', '.join(capabilities)} (not verified without)"
         return nodes.paragraph(text=text, classes=["cdk-check-facts"])
 
     def _rst(self, text: str, source: str) -> nodes.container:

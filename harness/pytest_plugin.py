@@ -7,7 +7,8 @@
 Each check the project's drivers plan becomes a test item of the project's ``pyproject.toml``,
 ``pyproject.toml::<id>[<subject>]`` (``-k OFF-01`` selects it): it passes when the check passes,
 fails with the check's message (expected vs actual, then the details), and is skipped with the
-check's reason. The Kafka named
+check's reason (a check left not verified too, its reason starting ``not verified:``: pytest has
+no such outcome; ``cdk certify`` gives the verdict). The Kafka named
 by ``--cdk-kafka`` (``embedded``, ``testcontainers`` or bootstrap servers) is started once, when
 the first check needs it, and stopped at the end of the session. ``cdk certify`` runs the same
 checks and writes the report bundle; pytest's ``--junitxml`` gives the JUnit part here.
@@ -231,6 +232,9 @@ class CertificationItem(pytest.Item):
         self.result = self.certification.run(self.check, self.driver)
         if self.result.outcome is Outcome.SKIPPED:
             pytest.skip(self.result.message)
+        if self.result.outcome is Outcome.NOT_VERIFIED:
+            waived = f" (waived: {self.result.waiver})" if self.result.waiver else ""
+            pytest.skip(f"not verified: {self.result.message}{waived}")
         if self.result.outcome in (Outcome.FAILED, Outcome.ERROR):
             raise _CheckDidNotPass(self.result)
 

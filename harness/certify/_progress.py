@@ -152,7 +152,7 @@ class TerminalProgress:
         times: dict[str, float] = {}
         for r in run.results:
             times[r.check.suite] = times.get(r.check.suite, 0.0) + r.duration_s
-        heads = ["suite", *(o.value for o in OUTCOME_ORDER), "total", "time"]
+        heads = ["suite", *(o.value.replace(" ", "-") for o in OUTCOME_ORDER), "total", "time"]
         rows = [
             [
                 suite,

@@ -1,8 +1,8 @@
 """``cdk certify`` as a user runs it: a subprocess, its output, its exit status and its bundle.
 
-Exit status 0 when every required check passed, 1 when one failed, 2 when the run could not
-start (a usage mistake, named, without a traceback). The runs use the session broker through
-``--kafka <bootstrap>`` and ``--only`` a few quick checks.
+Exit status 0 CERTIFIABLE, 1 FAILED, 3 INCOMPLETE, 2 when the run could not start (a usage
+mistake, named, without a traceback). The runs use the session broker through
+``--kafka <bootstrap>`` and ``--only`` a few quick checks (so they are INCOMPLETE at best).
 """
 
 from __future__ import annotations
@@ -113,6 +113,34 @@ def test_list_prints_the_catalogue() -> None:
     ("args", "files", "message"),
     [
         (["--only", "CFG-01,XYZ-99"], None, "'XYZ-99' is neither a check id"),
+        (
+            [],
+            {"pyproject": GOOD_PYPROJECT + '\n[tool.cdk.certify]\nwaive = { "ERR-99" = "x" }\n'},
+            "waive in {root}/pyproject.toml names 'ERR-99', which is not a check id",
+        ),
+        (
+            [],
+            {"pyproject": GOOD_PYPROJECT + '\n[tool.cdk.certify]\nwaive = { "RBL" = "x" }\n'},
+            "waivers name single checks, not a suite",
+        ),
+        (
+            [],
+            {"pyproject": GOOD_PYPROJECT + '\n[tool.cdk.certify]\nwaive = { "ERR-01" = " " }\n'},
+            "ERR-01 needs a written reason",
+        ),
+        (
+            [],
+            {
+                "pyproject": "[tool.cdk]\ndrivers = ['wrong_streams:Driver']\n",
+                "wrong_streams": (
+                    "from reference_connectors.filestream.certify import FileStreamSourceDriver\n"
+                    "class Driver(FileStreamSourceDriver):\n"
+                    "    streams = '4'\n"
+                ),
+            },
+            "streams must be a positive int (a class attribute `streams = 4`, or a property "
+            "returning one), not '4'",
+        ),
         (["--skip", "NOPE"], None, "'NOPE' is neither a check id"),
         (["--kafka", "no-port-here"], None, "--kafka"),
         (["{tmp}/missing"], None, "the path does not exist"),
@@ -142,6 +170,10 @@ def test_list_prints_the_catalogue() -> None:
     ],
     ids=[
         "unknown-id",
+        "waiver-unknown-id",
+        "waiver-names-a-suite",
+        "waiver-without-reason",
+        "streams-wrong-form",
         "unknown-suite",
         "bad-kafka",
         "missing-path",
@@ -169,7 +201,7 @@ def test_usage_errors_exit_2_with_a_clear_message(
     answer = cdk(*argv, timeout=60)
     output = answer.stdout + answer.stderr
     assert answer.returncode == 2, output
-    assert message in output
+    assert message.format(root=root) in " ".join(output.split()), output
     assert "Traceback" not in output
     assert not (root / "certification-report").exists()
 
@@ -177,7 +209,7 @@ def test_usage_errors_exit_2_with_a_clear_message(
 def test_certify_passes_a_correct_connector(tmp_path: Path, kafka_bootstrap: str) -> None:
     root = project(tmp_path, GOOD_PYPROJECT)
     answer = cdk(root, "--kafka", kafka_bootstrap, "--only", "CFG-01", "--only", "cfg-07")
-    assert answer.returncode == 0, answer.stdout + answer.stderr
+    assert answer.returncode == 3, answer.stdout + answer.stderr
     lines = answer.stdout.splitlines()
     assert lines[0] == (
         "cdk certify: fs-connectors 2.0.0 (FileStreamSourceDriver, FileStreamSinkDriver)"
@@ -186,13 +218,13 @@ def test_certify_passes_a_correct_connector(tmp_path: Path, kafka_bootstrap: str
     assert sum(1 for line in lines if " PASS  CFG-0" in line) == 4
     assert "\x1b[" not in answer.stdout
     assert "running" not in answer.stdout
-    assert "Exit status: 0" in lines
+    assert "Exit status: 3" in lines  # --only: INCOMPLETE, which a CI gate must not take for 0
 
     report = root / "certification-report"  # the default report directory
     assert f"Report: {report / 'report.html'}" in lines
     assert {p.name for p in report.iterdir()} == {"junit.xml", "summary.json", "report.html"}
     data = json.loads((report / "summary.json").read_text(encoding="utf-8"))
-    assert (data["verdict"], data["exit_code"], data["counts"]["passed"]) == ("INCOMPLETE", 0, 4)
+    assert (data["verdict"], data["exit_code"], data["counts"]["passed"]) == ("INCOMPLETE", 3, 4)
     assert len(list(ET.parse(report / "junit.xml").getroot().iter("testcase"))) == 4
 
 
@@ -237,11 +269,57 @@ def test_certify_fails_a_leaky_connector_without_leaking(
 def test_certify_on_testcontainers(tmp_path: Path) -> None:
     root = project(tmp_path, GOOD_PYPROJECT)
     answer = cdk(root, "--kafka", "testcontainers", "--only", "CFG-03,OFF-01,SCH-02", timeout=600)
-    assert answer.returncode == 0, answer.stdout + answer.stderr
+    assert answer.returncode == 3, answer.stdout + answer.stderr  # INCOMPLETE: --only
     assert "checks planned on Kafka testcontainers" in answer.stdout
     data = json.loads((root / "certification-report" / "summary.json").read_text("utf-8"))
     assert data["counts"]["passed"] == data["counts"]["total"] == 5
     assert data["environment"]["kafka"] == "testcontainers"
+
+
+def test_a_driver_without_error_capabilities_is_not_certifiable(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    # The FileStream drivers offer neither outage() nor break_external_system(): ERR-01/02 used
+    # to be skipped, and the run could be CERTIFIABLE. Now they are not verified, the verdict
+    # names them, and the exit status is 3 (INCOMPLETE), not 0.
+    root = project(tmp_path, GOOD_PYPROJECT)
+    answer = cdk(root, "--kafka", kafka_bootstrap, "--only", "ERR-01,ERR-02")
+    assert answer.returncode == 3, answer.stdout + answer.stderr
+    assert sum(1 for line in answer.stdout.splitlines() if " NOTV  ERR-0" in line) == 4
+    text = " ".join(answer.stdout.split())  # the reasons wrap at the terminal's width
+    assert "does not implement outage(), which this check needs" in text
+    assert "Verdict: INCOMPLETE." in text
+    assert "4 required check(s) not verified" in text
+    data = json.loads((root / "certification-report" / "summary.json").read_text("utf-8"))
+    assert data["exit_code"] == 3
+    assert data["counts"]["not verified"] == 4
+    assert {c["outcome"] for c in data["checks"]} == {"not verified"}
+    assert "ERR-02 [FileStreamSinkDriver]" in data["verdict_reason"]
+
+
+def test_waivers_are_shown_next_to_the_check_everywhere(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    reason = "the files live on local disk <and never go away>"
+    root = project(
+        tmp_path,
+        GOOD_PYPROJECT + f'\n[tool.cdk.certify]\nwaive = {{ "err-01" = "{reason}" }}\n',
+    )
+    answer = cdk(root, "--kafka", kafka_bootstrap, "--only", "ERR-01")
+    assert answer.returncode == 3, answer.stdout + answer.stderr  # --only: INCOMPLETE at best
+    text = " ".join(answer.stdout.split())  # the reasons wrap at the terminal's width
+    assert f"waived in [tool.cdk.certify] waive: {reason}" in text
+    assert f"Waived: ERR-01 [FileStreamSinkDriver] (not verified): {reason}" in text
+    report = root / "certification-report"
+    data = json.loads((report / "summary.json").read_text("utf-8"))
+    assert [c["waiver"] for c in data["checks"]] == [reason, reason]
+    cases = list(ET.parse(report / "junit.xml").getroot().iter("testcase"))
+    assert len(cases) == 2
+    for case in cases:
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert properties == {"outcome": "not verified", "waiver": reason}
+    page = (report / "report.html").read_text("utf-8")
+    assert "waive: the files live on local disk &lt;and never go away&gt;</div>" in page
 
 
 # --- the guide page (docs/guide/certify.rst) ---------------------------------------------

@@ -220,6 +220,41 @@ def test_verdicts(tmp_path: Path) -> None:
     )
 
 
+def test_not_verified_is_never_certifiable_unless_waived(tmp_path: Path) -> None:
+    passed = CheckResult(_check("ERR-03"), "S", "sink", Outcome.PASSED)
+
+    def not_verified(waiver: str | None = None, required: bool = True) -> CheckResult:
+        return CheckResult(
+            _check("ERR-01", required=required),
+            "S",
+            "sink",
+            Outcome.NOT_VERIFIED,
+            message="the driver S does not implement outage()",
+            waiver=waiver,
+        )
+
+    def failed(waiver: str | None) -> CheckResult:
+        return CheckResult(_check("ERR-02"), "S", "sink", Outcome.FAILED, "x", waiver=waiver)
+
+    cases = [
+        ([passed, not_verified()], "INCOMPLETE", 3),
+        ([passed, not_verified(required=False)], "CERTIFIABLE", 0),
+        ([passed, not_verified("the system cannot be unavailable")], "CERTIFIABLE", 0),
+        ([passed, failed("a waiver does not excuse a failure")], "FAILED", 1),
+        ([passed, not_verified(), failed(None)], "FAILED", 1),
+        ([], "INCOMPLETE", 3),
+    ]
+    for index, (results, expected, code) in enumerate(cases):
+        run = _run(tmp_path / str(index), results)
+        assert (verdict(run), run.exit_code) == (expected, code), (index, describe(run))
+    reason = summary(_run(tmp_path / "r1", [passed, not_verified()]))["verdict_reason"]
+    assert "1 required check(s) not verified" in reason
+    assert "ERR-01 [S]" in reason
+    waived = summary(_run(tmp_path / "r2", [passed, not_verified("local disk only")]))
+    assert "ERR-01: not verified, waived" in waived["verdict_reason"]
+    assert waived["checks"][1]["waiver"] == "local disk only"
+
+
 # --- JUnit XML ----------------------------------------------------------------------------
 
 
@@ -270,7 +305,14 @@ def test_summary_json(tmp_path: Path) -> None:
     assert data["version"] == "0.0.1"
     assert data["verdict"] == "FAILED"
     assert (data["passed"], data["complete"], data["exit_code"]) == (False, True, 1)
-    assert data["counts"] == {"passed": 2, "failed": 1, "error": 1, "skipped": 1, "total": 5}
+    assert data["counts"] == {
+        "passed": 2,
+        "failed": 1,
+        "error": 1,
+        "skipped": 1,
+        "not verified": 0,
+        "total": 5,
+    }
     assert data["suites"]["CFG"]["failed"] == 1
     assert data["environment"]["connect-cdk"] == "0.1.0"
     assert data["duration_s"] == 12.5
@@ -522,9 +564,18 @@ def test_progress_in_a_log(tmp_path: Path) -> None:
     assert "        the driver does not implement evolve_schema()" in lines
     assert any(line.startswith("[3/5] ERROR OFF-01") for line in lines)
     table = [line.split() for line in lines if line.startswith("  ")]
-    assert ["suite", "passed", "failed", "error", "skipped", "total", "time"] in table
-    assert ["CFG", "1", "1", "0", "0", "2", "1.75", "s"] in table
-    assert ["all", "2", "1", "1", "1", "5", "12.5", "s"] in table
+    assert [
+        "suite",
+        "passed",
+        "failed",
+        "error",
+        "skipped",
+        "not-verified",
+        "total",
+        "time",
+    ] in table
+    assert ["CFG", "1", "1", "0", "0", "0", "2", "1.75", "s"] in table
+    assert ["all", "2", "1", "1", "1", "0", "5", "12.5", "s"] in table
     assert lines[-2].startswith("Verdict: FAILED. 2 required check(s) failed or could not run")
     assert lines[-1] == "Exit status: 1"
 

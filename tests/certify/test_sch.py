@@ -64,6 +64,19 @@ BROKEN = [
         ["task failed", "DataException", "columns ['score']"],
     ),
     (["SCH-08"], broken.CoercingSinkDriver, ["stored 15 rows of them", "'id' changed"]),
+    # value fidelity: each of these was CERTIFIABLE while values were compared only when a
+    # driver chose to read them back
+    (["SCH-02"], broken.GarblingSinkDriver, ["record id", "name: sent 'name-", "'garbled'"]),
+    (
+        ["SCH-02"],
+        broken.DroppingSinkDriver,
+        ["the fields ['score'] are not stored", "unstored_fields"],
+    ),
+    (
+        ["SCH-02"],
+        broken.WrongValueSourceDriver,
+        ["what the driver wrote (expected_value())", "value.name: wrote 'name-", "emitted 'name-"],
+    ),
 ]
 
 
@@ -84,3 +97,27 @@ def test_broken_connector_fails(
         (result,) = [r for r in run.results if r.id == check_id]
         for fragment in fragments:
             assert fragment in result.message, _support.describe(run)
+
+
+def test_values_a_driver_cannot_show_are_not_verified(kafka_bootstrap: str, tmp_path: Path) -> None:
+    # Correct connectors whose drivers leave out read_values() / expected_value(): the round
+    # trips cannot compare values, so they are not verified (never passed).
+    project = _support.project_for(tmp_path, broken.IdsOnlySinkDriver, broken.UnstatedSourceDriver)
+    run = _support.run_checks(project, ["SCH-02", "SCH-06"], kafka_bootstrap, tmp_path)
+    assert len(run.results) == 3, _support.describe(run)
+    for result in run.results:
+        assert result.outcome is Outcome.NOT_VERIFIED, _support.describe(run)
+        wanted = "expected_value()" if result.kind == "source" else "read_values()"
+        assert wanted in result.message, _support.describe(run)
+    assert not run.complete
+    assert run.exit_code == 3
+
+
+def test_a_declared_unstored_field_passes_with_its_reason(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(tmp_path, broken.DeclaredDropSinkDriver)
+    run = _support.run_checks(project, ["SCH-02"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "SCH-02", Outcome.PASSED)
+    (result,) = run.results
+    assert "score: the table keeps no score: scores are recomputed downstream" in result.message

@@ -10,11 +10,23 @@ import dataclasses
 import decimal
 import re
 import sqlite3
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from typing_extensions import override
 
-from cdk import DataException, Schema, SinkRecord, SinkTask, SourceRecord, SourceTask, Struct
+from cdk import (
+    DataException,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    SinkRecord,
+    SinkTask,
+    SourceRecord,
+    SourceTask,
+    Struct,
+)
+from harness import SinkDriver, SourceDriver
 from reference_connectors.sqlite import (
     SqliteSinkConnector,
     SqliteSinkTask,
@@ -214,3 +226,120 @@ class CoercingSinkConnector(SqliteSinkConnector):
 
 class CoercingSinkDriver(SqliteSinkDriver):
     connector: ClassVar[type] = CoercingSinkConnector
+
+
+# ------------------------------------------------------------------------ value fidelity (SCH-02)
+# Each certified before value fidelity was required: the ids were right, the values were not.
+
+
+def _with_value(record: SinkRecord, schema: Schema, values: dict[str, Any]) -> SinkRecord:
+    struct = Struct(schema)
+    for field in schema.fields:
+        struct.put(field.name, values[field.name])
+    return record.new_record(value_schema=schema, value=struct)
+
+
+class GarblingSinkTask(SqliteSinkTask):
+    """Stores the right ids but replaces every other STRING field with a constant."""
+
+    @override
+    def _write(self, connection: sqlite3.Connection, records: Sequence[SinkRecord]) -> None:
+        garbled = []
+        for record in records:
+            schema = record.value_schema
+            if schema is None or not isinstance(record.value, Struct):
+                garbled.append(record)
+                continue
+            values = {
+                f.name: "garbled"
+                if f.name != "id" and f.schema.type is SchemaType.STRING
+                else record.value.get(f.name)
+                for f in schema.fields
+            }
+            garbled.append(_with_value(record, schema, values))
+        super()._write(connection, garbled)
+
+
+class GarblingSinkConnector(SqliteSinkConnector):
+    @override
+    def task_class(self) -> type[SinkTask]:
+        return GarblingSinkTask
+
+
+class GarblingSinkDriver(SqliteSinkDriver):
+    connector: ClassVar[type] = GarblingSinkConnector
+
+
+class DroppingSinkTask(SqliteSinkTask):
+    """Leaves the optional field ``score`` out of what it stores, without a word."""
+
+    @override
+    def _write(self, connection: sqlite3.Connection, records: Sequence[SinkRecord]) -> None:
+        kept = []
+        for record in records:
+            schema = record.value_schema
+            if schema is None or not isinstance(record.value, Struct) or not schema.field("score"):
+                kept.append(record)
+                continue
+            builder = SchemaBuilder.struct().name(schema.name or "dropped")
+            for field in schema.fields:
+                if field.name != "score":
+                    builder.field(field.name, field.schema)
+            smaller = builder.build()
+            values = {f.name: record.value.get(f.name) for f in smaller.fields}
+            kept.append(_with_value(record, smaller, values))
+        super()._write(connection, kept)
+
+
+class DroppingSinkConnector(SqliteSinkConnector):
+    @override
+    def task_class(self) -> type[SinkTask]:
+        return DroppingSinkTask
+
+
+class DroppingSinkDriver(SqliteSinkDriver):
+    connector: ClassVar[type] = DroppingSinkConnector
+
+
+class DeclaredDropSinkDriver(DroppingSinkDriver):
+    """The same sink, whose driver declares the field it does not store, with the reason."""
+
+    unstored_fields: ClassVar[Mapping[str, str]] = {
+        "score": "the table keeps no score: scores are recomputed downstream"
+    }
+
+
+class WrongValueSourceTask(SqliteSourceTask):
+    """Emits valid records whose ``name`` belongs to the next row: schemas right, values wrong."""
+
+    @override
+    def _record(self, table: Any, row: tuple[Any, ...]) -> SourceRecord:
+        record = super()._record(table, row)
+        value: Struct = record.value
+        wrong = Struct(value.schema)
+        for field in value.schema.fields:
+            wrong.put(field.name, value.get(field.name))
+        wrong.put("name", f"name-{value.get('id') + 1}")
+        return record.new_record(value=wrong)
+
+
+class WrongValueSourceConnector(SqliteSourceConnector):
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return WrongValueSourceTask
+
+
+class WrongValueSourceDriver(SqliteSourceDriver):
+    connector: ClassVar[type] = WrongValueSourceConnector
+
+
+class IdsOnlySinkDriver(SqliteSinkDriver):
+    """A correct sink whose driver reads back ids only: its values cannot be verified."""
+
+    read_values = SinkDriver.read_values
+
+
+class UnstatedSourceDriver(SqliteSourceDriver):
+    """A correct source whose driver does not state the values it wrote."""
+
+    expected_value = SourceDriver.expected_value
