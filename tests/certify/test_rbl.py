@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from harness import ConnectorDriver
+from harness._driver import source_streams
 from harness.certify import Outcome
 from harness.certify.suites import _flows as flows
 from harness.certify.suites import rbl as rbl_suite
 from harness.certify.suites import rst as rst_suite
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
+from reference_connectors.sqlite.certify import SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import rbl as broken
 
@@ -98,3 +100,29 @@ def test_broken_connector_fails(
 
 def test_every_rbl_check_has_a_broken_connector() -> None:
     assert {check_id for check_id, _, _ in BROKEN} == set(RBL_IDS)
+
+
+class _PropertyStreams(FileStreamSourceDriver):
+    @property
+    def streams(self) -> int:  # type: ignore[override]  # the contract allows a property
+        return 1
+
+
+def test_streams_may_be_a_property_or_an_attribute(tmp_path: Path) -> None:
+    assert source_streams(FileStreamSourceDriver, tmp_path) == 1
+    assert source_streams(SqliteSourceDriver, tmp_path) == 4
+    assert source_streams(_PropertyStreams, tmp_path) == 1
+
+    class Wrong(FileStreamSourceDriver):
+        streams = "4"  # type: ignore[assignment]
+
+    with pytest.raises(TypeError, match=r"Wrong.streams must be a positive int .* gives '4'"):
+        source_streams(Wrong, tmp_path)
+
+
+def test_a_property_streams_reaches_the_check(kafka_bootstrap: str, tmp_path: Path) -> None:
+    # It used to end in ERROR: int() argument must be ... not 'property'.
+    project = _support.project_for(tmp_path, _PropertyStreams)
+    run = _support.run_checks(project, ["RBL-01"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "RBL-01", Outcome.NOT_VERIFIED)
+    assert "declares 1 input stream" in run.results[0].message

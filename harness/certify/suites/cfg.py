@@ -29,7 +29,7 @@ from cdk.api import (
 )
 from cdk.config import Config, ConfigDef, ConfigKey, Type
 from cdk.errors import ConnectException
-from harness.certify._checks import CheckFailed, CheckSkipped, check
+from harness.certify._checks import CheckFailed, CheckNotVerified, CheckSkipped, check
 from harness.certify._context import CheckContext
 
 __all__: list[str] = []
@@ -212,7 +212,7 @@ def validate_fuzzed(ctx: CheckContext) -> None:
 
         from harness.strategies import configs_for
     except ImportError as exc:
-        raise CheckSkipped(
+        raise CheckNotVerified(
             f"hypothesis is not installed ({exc}); install connect-cdk[certify] to fuzz configs"
         ) from None
     definition = _config_def(ctx)

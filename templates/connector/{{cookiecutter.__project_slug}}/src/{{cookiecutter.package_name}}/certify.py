@@ -118,7 +118,7 @@ class {{ cookiecutter.__class_prefix }}SourceDriver(SourceDriver):
 
     def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
         added = self._added.get(stream, [])
-        values = [
+        values: list[dict[str, Any]] = [
             {
                 "id": i,
                 "name": f"name-{i}",
