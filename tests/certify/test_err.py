@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import traceback
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -165,3 +166,17 @@ def _raise_wrapped_text(inner_trace: str) -> str:
         '    raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.")\n'
         "cdk.errors.ConnectException: Exiting WorkerSinkTask due to unrecoverable exception.\n"
     )
+
+
+class _NoExternalSystem(FileStreamSourceDriver):
+    external_system: ClassVar[bool] = False  # as a generator's driver would declare
+
+
+def test_error_checks_do_not_apply_without_an_external_system(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(tmp_path, _NoExternalSystem)
+    run = _support.run_checks(project, ["ERR-01", "ERR-02"], kafka_bootstrap, tmp_path)
+    for check_id in ("ERR-01", "ERR-02"):
+        _support.assert_outcome(run, check_id, Outcome.SKIPPED)
+    assert all("declares external_system = False" in r.message for r in run.results)

@@ -91,6 +91,7 @@ def _sink_migration(
     second: Schema,
     what: str,
     gone: Field | None = None,
+    may_ignore: Mapping[str, str] | None = None,
 ) -> None:
     """Send a batch of ``base`` records, then one of ``second``: both must be stored."""
     with ctx.worker() as w:
@@ -107,7 +108,13 @@ def _sink_migration(
         _require_stored(ctx, w, name, d, every, f"records whose value schema changed to {what}")
         _compare_ids(ctx, d, every, f"records before and after the change to {what}")
         sent = {i: value for i, (_, value) in zip(every, first + later, strict=True)}
-        _compare_values(ctx, d, sent, gone=dict.fromkeys(second_ids, gone) if gone else None)
+        _compare_values(
+            ctx,
+            d,
+            sent,
+            gone=dict.fromkeys(second_ids, gone) if gone else None,
+            may_ignore=may_ignore,
+        )
 
 
 def _sink_config(
@@ -254,11 +261,13 @@ def _compare_values(
     schemaless: bool = False,
     only_stored: bool = False,
     gone: Mapping[int, Field | None] | None = None,
+    may_ignore: Mapping[str, str] | None = None,
 ) -> None:
     """Compare every stored field (``read_values()``) with the value sent.
 
-    A field the driver declares in ``unstored_fields`` may be missing (the check notes it,
-    with the reason); any other missing field fails.
+    A field the driver declares in ``unstored_fields`` (or the check allows in
+    ``may_ignore``) may be missing: the check notes it, with the reason. Any other missing
+    field fails.
     """
     stored = d.read_values()
     if not isinstance(stored, Mapping):
@@ -266,14 +275,17 @@ def _compare_values(
             "the driver's read_values() to return the stored values by record id",
             f"it returned {type(stored).__name__} {stored!r:.200}",
         )
-    unstored: Mapping[str, str] = d.unstored_fields
+    allowed: dict[str, str] = {**(may_ignore or {}), **d.unstored_fields}
     problems = []
+    absent: set[str] = set()
     for record_id, value in sent.items():
         row = stored.get(record_id, stored.get(str(record_id)))
         if row is None:
             problem: str | None = None if only_stored else "not in read_values()"
         else:
-            problem = _row_problem(value, row, schemaless, (gone or {}).get(record_id), unstored)
+            problem = _row_problem(value, row, schemaless, (gone or {}).get(record_id), allowed)
+            if isinstance(row, Mapping):
+                absent.update(n for n in allowed if n not in row and _field_sent(value, n))
         if problem is not None:
             problems.append(f"record id {record_id}: {problem}")
     _fail_on(
@@ -282,13 +294,17 @@ def _compare_values(
         "every field sent to be stored and equal the value sent (Decimal value and scale, "
         "Timestamp to the millisecond, bytes exactly), but for the driver's unstored_fields",
     )
-    declared = sorted(
-        name for name in unstored if any(_field_sent(value, name) for value in sent.values())
-    )
+    declared = [n for n in sorted(absent) if n in d.unstored_fields]
     if declared:
         ctx.note(
             "fields not stored by design (the driver's unstored_fields): "
-            + "; ".join(f"{name}: {unstored[name]}" for name in declared)
+            + "; ".join(f"{name}: {allowed[name]}" for name in declared)
+        )
+    ignored = [n for n in sorted(absent) if n not in d.unstored_fields]
+    if ignored:
+        ctx.note(
+            "fields the sink did not store: "
+            + "; ".join(f"{name} ({allowed[name]})" for name in ignored)
         )
 
 

@@ -68,11 +68,15 @@ def emitted_records_match_schemas(ctx: CheckContext) -> None:
 def json_round_trip(ctx: CheckContext) -> None:
     """Values survive the JsonConverter with schemas, logical types included.
 
-    Source: every emitted key and value is written by a JsonConverter (``schemas.enable=true``)
-    and read back; the result must equal what was emitted (Decimal value and scale, Timestamp to
-    the millisecond, Date, Time, bytes, FLOAT32 at 32 bits). Sink: records sent with the
-    JsonConverter (set in the connector config) must all be stored and, when the driver has
-    ``read_values``, every stored field must equal the one sent.
+    Source: every field of every emitted value must equal what the driver wrote
+    (``expected_value()``); then every emitted key and value is written by a JsonConverter
+    (``schemas.enable=true``) and read back, and the result must equal what was emitted
+    (Decimal value and scale, Timestamp to the millisecond, Date, Time, bytes, FLOAT32 at 32
+    bits). Sink: records sent with the JsonConverter (set in the connector config) must all be
+    stored, with every field sent, each equal to the one sent (``read_values()``); only the
+    fields the driver declares in ``unstored_fields`` may be missing, and the result names
+    them with the reason. Not verified without ``expected_value()`` (source) or
+    ``read_values()`` (sink).
     """
     if ctx.kind == "source":
         _source_round_trip(ctx, "JsonConverter", _json_converter)
@@ -96,7 +100,8 @@ def schemaless_json(ctx: CheckContext) -> None:
     Source: every emitted key and value written without its schema must read back as its plain
     data (structs as maps, Decimal as a number, Timestamp/Date/Time as epoch numbers, bytes as
     base64); a value plain JSON cannot carry fails. Sink: schemaless records are either all
-    stored (stored fields that plain JSON keeps exactly must equal those sent), or the task
+    stored (every field sent stored, but the driver's ``unstored_fields``; those plain JSON
+    keeps exactly equal to the ones sent: ``read_values()``, not verified without), or the task
     fails with a ConnectException-family error that has a message (e.g. a DataException saying
     the sink needs schemas), having written nothing wrong. A raw Python error (TypeError,
     AttributeError...) fails the check.
@@ -121,8 +126,9 @@ def avro_round_trip(ctx: CheckContext) -> None:
     """Values survive the AvroConverter (a Schema Registry ``mock://`` scope of its own).
 
     The comparisons of SCH-02 with ``io.confluent.connect.avro.AvroConverter``: emitted source
-    values through the converter and back must be unchanged (records without schemas are left
-    out: Avro needs one); sink records sent in Avro must all be stored with the values sent.
+    values must equal what the driver wrote, and through the converter and back be unchanged
+    (records without schemas are left out: Avro needs one); sink records sent in Avro must all
+    be stored with every field sent. Not verified without the values, as SCH-02.
     """
     url = f"mock://{ctx.unique('certify-registry')}"
     if ctx.kind == "source":
