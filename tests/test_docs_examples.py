@@ -73,3 +73,17 @@ def test_api_reference_names_every_export_of_cdk() -> None:
     assert not missing, f"docs/reference/api.rst does not list {missing}"
     for facade in ("cdk.api", "cdk.config", "cdk.data", "cdk.converters", "cdk.transforms"):
         assert f".. automodule:: {facade}\n   :members:" in api, facade
+
+
+def test_the_doc02_headings_in_the_certify_guide_are_those_the_check_accepts() -> None:
+    from harness.certify.suites.doc import SECTIONS
+
+    text = (ROOT / "docs" / "guide" / "certify.rst").read_text(encoding="utf-8")
+    start = text.index("The README headings DOC-02 accepts")
+    rows = re.findall(r"^   (\w[\w ]*?)  +(\S.*)$((?:\n {32}\S.*$)*)", text[start:], flags=re.M)
+    table: dict[str, tuple[str, ...]] = {}
+    for name, first, more in rows:
+        if name in SECTIONS and name not in table:
+            words = " ".join([first, *more.split("\n")]).split(",")
+            table[name] = tuple(w.strip().lower() for w in words if w.strip())
+    assert table == SECTIONS
