@@ -452,13 +452,15 @@ def test_sanitize_keeps_text_markup_only() -> None:
 # --- the bundle and its secret scan -------------------------------------------------------
 
 
-def test_write_bundle_writes_three_files(tmp_path: Path) -> None:
+def test_write_bundle_writes_the_reports(tmp_path: Path) -> None:
     run = _mixed(tmp_path)
     files = write_bundle(run, tmp_path / "out" / "report")
     assert {k: p.name for k, p in files.items()} == {
         "junit": "junit.xml",
         "summary": "summary.json",
         "html": "report.html",
+        "hub": "manifest.json",  # the rest of the bundle: tests/certify/test_bundle.py
+        "manifest": "SHA256SUMS",
     }
     assert all(p.is_file() and p.stat().st_size > 500 for p in files.values())
     ET.parse(files["junit"])
