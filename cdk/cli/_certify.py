@@ -13,6 +13,7 @@ always means the subcommand; certify a project directory named ``verify`` as ``.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import shutil
 import sys
@@ -303,6 +304,12 @@ def certify(
     target = report_dir if report_dir is not None else project.path / "certification-report"
     if run_tests and tests_junit is not None:
         raise click.UsageError("--run-tests and --tests-junit exclude each other: choose one")
+    if run_tests and importlib.util.find_spec("pytest") is None:
+        raise _CannotRun(
+            f"--run-tests runs the project's tests with `python -m pytest`, but pytest is not "
+            f"installed for {sys.executable}: pip install pytest (or attach results with "
+            "--tests-junit FILE)"
+        )
     try:
         check_report_dir(target)
         attached = attach_tests(tests_junit) if tests_junit is not None else None
