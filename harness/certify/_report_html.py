@@ -198,7 +198,10 @@ def _header(run: CertificationRun, found: str) -> str:
         + _provenance(run)
         + f'<p class="meta">Kafka: {_e(run.kafka)} · started {_e(_when(run.started_at))} · '
         f"took {_e(format_duration(run.duration_s))} · exit code {run.exit_code}</p>"
-        '<nav><a href="#checklist">Checklist</a><a href="#performance">Performance</a>'
+        + "<nav>"
+        + ('<a href="#submission">Submission</a>' if run.submission else "")
+        + ('<a href="#provenance">Provenance</a>' if run.provenance else "")
+        + '<a href="#checklist">Checklist</a><a href="#performance">Performance</a>'
         '<a href="#config-reference">Configuration reference</a>'
         '<a href="#environment">Environment and timing</a></nav></header>'
     )
