@@ -316,6 +316,9 @@ def certify(
     except (BundleError, TestResultsError) as exc:
         raise _CannotRun(str(exc)) from None
     _tolerant_output()
+    from harness.certify import git_state
+
+    source = git_state(project.path, exclude=target)  # before anything runs in the project
     workdir = Path(tempfile.mkdtemp(prefix="cdk-certify-"))
     try:
         try:
@@ -332,7 +335,7 @@ def certify(
             raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
         tests = attached if attached is not None else _project_tests(project, workdir, run_tests)
         try:
-            files = write_bundle(run, target, workdir=workdir, tests=tests)
+            files = write_bundle(run, target, workdir=workdir, tests=tests, source=source)
         except SecretLeakError as exc:
             raise click.ClickException(str(exc)) from None
         except (OSError, BundleError) as exc:

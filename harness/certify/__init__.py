@@ -33,6 +33,7 @@ from harness.certify._manifest import (
 from harness.certify._probe import SourceProbe, offset_key
 from harness.certify._progress import TerminalProgress
 from harness.certify._project import Project
+from harness.certify._provenance import git_state
 from harness.certify._rest import RestClient, RestResponse
 from harness.certify._runner import CertificationRun, ProgressListener, certify, plan, redact
 from harness.certify._submission import ProjectTests, TestResultsError, attach_tests, run_tests
@@ -53,6 +54,7 @@ __all__ = [
     "BundleVerification",
     "NotABundleError",
     "sha256_file",
+    "git_state",
     "hub_manifest",
     "HubManifest",
     "ProjectTests",

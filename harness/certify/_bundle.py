@@ -27,7 +27,7 @@ import shutil
 from collections.abc import Iterable
 from html import escape
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
@@ -105,6 +105,7 @@ def write_bundle(
     *,
     workdir: Path | None = None,
     tests: ProjectTests | None = None,
+    source: dict[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Write the bundle of ``run`` into ``report_dir`` (created if needed).
 
@@ -116,6 +117,8 @@ def write_bundle(
         workdir: the run's working directory (``certify(workdir=...)``), still on disk: the
             wheel PKG-01 built there is copied into the bundle and named in its provenance.
         tests: the project's own test results, or None (the checklist names them missing).
+        source: the project's git state before the run
+            (:func:`~harness.certify._provenance.git_state`); read now when None.
 
     Returns:
         The written files by role: ``junit``, ``summary``, ``html``, ``hub``, ``manifest``,
@@ -132,7 +135,7 @@ def write_bundle(
     _clear(directory)
     written: list[Path] = []
     try:
-        files = _write(run, directory, workdir, tests, written)
+        files = _write(run, directory, workdir, tests, source, written)
         leaks = find_secrets((p for p in written if p.suffix != ".whl"), run.secrets)
     except BaseException:
         _remove(directory, written)
@@ -154,6 +157,7 @@ def _write(
     directory: Path,
     workdir: Path | None,
     tests: ProjectTests | None,
+    source: dict[str, Any] | None,
     written: list[Path],
 ) -> dict[str, Path]:
     files: dict[str, Path] = {}
@@ -171,7 +175,9 @@ def _write(
     wheel, wheel_note = built_wheel(run, workdir)
     if wheel is not None:
         files["wheel"] = put(f"dist/{wheel.name}", copy=wheel)
-    run.provenance = provenance(run, wheel=wheel, wheel_note=wheel_note, exclude=directory)
+    run.provenance = provenance(
+        run, wheel=wheel, wheel_note=wheel_note, exclude=directory, source=source
+    )
 
     readme = run.project.file("README.md", "README.rst", "README.txt", "README")
     readme_path = put(f"docs/{readme.name}", copy=readme) if readme is not None else None

@@ -41,6 +41,7 @@ def provenance(
     wheel: Path | None = None,
     wheel_note: str = "",
     exclude: Path | None = None,
+    source: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The provenance of ``run`` as JSON-ready data (``summary.json`` ``provenance``).
 
@@ -49,11 +50,24 @@ def provenance(
         wheel: the wheel PKG-01 built (see :func:`built_wheel`), or None.
         wheel_note: why there is no wheel, when ``wheel`` is None.
         exclude: a directory whose files do not make the tree dirty (the report directory).
+        source: :func:`git_state` taken before the run started (``cdk certify`` does): it is
+            what the provenance reports, and a tree that differs now is flagged. Without it,
+            the state is read now.
     """
     env = run.environment
+    now = git_state(run.project.path, exclude=exclude)
+    if source is None:
+        source = now
+    elif _differs(source, now):
+        source = {
+            **source,
+            "changed_during_run": True,
+            "note": "the work tree changed during the run (its state at the start is shown; "
+            f"now: commit {now.get('commit')}, {now.get('changed_files')} changed file(s))",
+        }
     data: dict[str, Any] = {
         "project": {"name": run.project.name, "version": run.project.version},
-        "source": git_state(run.project.path, exclude=exclude),
+        "source": source,
         "wheel": _wheel(wheel, wheel_note),
         "kit": {"name": "connect-cdk", "version": env.get("connect-cdk") or _kit_version()},
         "python": {
@@ -69,6 +83,11 @@ def provenance(
         "broker": _broker(run),
     }
     return data
+
+
+def _differs(before: dict[str, Any], now: dict[str, Any]) -> bool:
+    keys = ("commit", "dirty", "changed_files")
+    return any(before.get(k) != now.get(k) for k in keys)
 
 
 def _kit_version() -> str:

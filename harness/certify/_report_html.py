@@ -258,7 +258,9 @@ def _provenance(run: CertificationRun) -> str:
         state = "dirty: uncommitted changes" if source.get("dirty") else "clean"
         where = f" on {source['branch']}" if source.get("branch") else ""
         where += f" from {source['remote']}" if source.get("remote") else ""
-        source_text = f"git {source['commit']}{where} ({state})"
+        source_text = f"git {source['commit']}{where} ({state})" + (
+            f"; {source['note']}" if source.get("note") else ""
+        )
     else:
         source_text = str(source.get("note") or "unknown")
     wheel_text = (

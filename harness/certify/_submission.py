@@ -311,6 +311,8 @@ def _source_problems(source: dict[str, Any]) -> list[str]:
             f"the work tree had {source.get('changed_files', 'some')} uncommitted change(s): "
             "the commit does not name what was certified"
         )
+    if source.get("changed_during_run"):
+        problems.append(str(source.get("note")))
     if source.get("commit") and not source.get("remote"):
         problems.append("no git remote names where the source is published")
     return problems

@@ -288,6 +288,19 @@ def test_git_state_names_the_commit_and_a_dirty_tree(tmp_path: Path) -> None:
     dirty = git_state(root, exclude=bundle)
     assert (dirty["dirty"], dirty["changed_files"]) == (True, 1)
 
+    # cdk certify reads the state before the run: a tree changed since is flagged
+    write_bundle(_run(root), bundle, source=clean)
+    data = json.loads((bundle / "summary.json").read_text(encoding="utf-8"))
+    source = data["provenance"]["source"]
+    assert (source["commit"], source["dirty"], source["changed_during_run"]) == (
+        commit,
+        False,
+        True,
+    )
+    assert "the work tree changed during the run" in source["note"]
+    items = {i["item"]: i for i in data["submission"]["items"]}
+    assert items["source"]["status"] == "incomplete"
+
 
 def test_provenance_in_every_report_format(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
