@@ -283,7 +283,9 @@ def certify(
         TestResultsError,
         attach_tests,
         check_report_dir,
+        git_state,
         plan,
+        sha256_file,
         write_bundle,
     )
     from harness.certify import certify as run_certification
@@ -316,8 +318,6 @@ def certify(
     except (BundleError, TestResultsError) as exc:
         raise _CannotRun(str(exc)) from None
     _tolerant_output()
-    from harness.certify import git_state
-
     source = git_state(project.path, exclude=target)  # before anything runs in the project
     workdir = Path(tempfile.mkdtemp(prefix="cdk-certify-"))
     try:
@@ -342,8 +342,6 @@ def certify(
             raise _CannotRun(f"Could not write the report to {target}: {exc}") from None
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    from harness.certify import sha256_file
-
     click.echo(f"\nReport: {files['html']}")
     click.echo(f"JUnit XML: {files['junit']}  JSON summary: {files['summary']}")
     submission = run.submission
