@@ -143,6 +143,9 @@ def built_wheel(run: CertificationRun, workdir: Path | None) -> tuple[Path | Non
         return None, f"{WHEEL_CHECK} built a wheel, but the run's working directory was not kept"
     # PKG-01 builds into <workdir>/wheel-<fingerprint>/wheels/ (a new one if the tree changes)
     wheels = sorted(workdir.glob("wheel-*/wheels/*.whl"), key=lambda p: p.stat().st_mtime)
+    recorded = (getattr(result, "evidence", None) or {}).get("wheel")
+    if isinstance(recorded, str):  # the file PKG-01 says it built
+        wheels = [w for w in wheels if w.name == recorded]
     if not wheels:
         return None, f"{WHEEL_CHECK} passed, but its wheel is not in {workdir}"
     return wheels[-1], ""
