@@ -544,3 +544,13 @@ def test_certify_writes_a_verifiable_submission(tmp_path: Path, kafka_bootstrap:
     )
     assert changed.returncode == 1
     assert f"changed: dist/{wheel['file']}" in changed.stdout
+
+
+def test_the_first_screen_escapes_what_the_project_supplies(tmp_path: Path) -> None:
+    hostile = tmp_path / "r<img src=x onerror=alert(1)>.xml"
+    hostile.write_text(JUNIT, encoding="utf-8")
+    bundle = tmp_path / "bundle"
+    write_bundle(_run(_project(tmp_path)), bundle, tests=attach_tests(hostile))
+    page = (bundle / "report.html").read_text("utf-8")
+    assert "<img" not in page
+    assert "attached from r&lt;img src=x onerror=alert(1)&gt;.xml" in page
