@@ -103,7 +103,11 @@ def docs(plugin: str, fmt: str, output: Path | None) -> None:
     try:
         cls = resolve_plugin(plugin)
     except ConfigException as exc:
-        raise click.BadParameter(str(exc), param_hint="PLUGIN") from exc
+        from cdk.runtime._plugins import Plugins
+
+        close = Plugins().suggestions(plugin)
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        raise click.BadParameter(f"{exc}{hint}", param_hint="PLUGIN") from exc
     try:
         config_def = cls().config()
     except Exception as exc:

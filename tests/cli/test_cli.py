@@ -135,6 +135,13 @@ def test_docs_unknown_plugin_is_a_clear_usage_error() -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_docs_unknown_plugin_suggests_the_closest_names() -> None:
+    result = run("docs", "JsonConvertor")
+    assert result.returncode == 2
+    assert "Did you mean JsonConverter?" in result.stderr
+    assert "Did you mean" not in run("docs", "com.example.NoSuchConnector").stderr
+
+
 def test_docs_unknown_format_is_rejected() -> None:
     result = run("docs", "JsonConverter", "--format", "pdf")
     assert result.returncode == 2
