@@ -12,9 +12,8 @@ import uv
 import cdk
 from tests.templates._support import ROOT, clean_env, run
 
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_the_wheel_of_make_dist_installs_with_the_certify_extra_and_works(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
@@ -62,3 +61,9 @@ def test_the_wheel_of_make_dist_installs_with_the_certify_extra_and_works(tmp_pa
     generated = run(cdk_bin, "new", "from-wheel", "--no-input", "--output-dir", tmp_path, env=env)
     assert generated.returncode == 0, generated.stderr
     assert (tmp_path / "from-wheel" / "pyproject.toml").is_file()
+
+
+def test_the_install_docs_name_the_wheel_make_dist_builds() -> None:
+    wheel = f"dist/connect_cdk-{cdk.__version__}-py3-none-any.whl[certify]"
+    for doc in ("README.md", "docs/guide/getting-started.rst"):
+        assert wheel in (ROOT / doc).read_text(encoding="utf-8"), doc
