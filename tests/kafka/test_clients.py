@@ -211,6 +211,35 @@ def test_a_client_reports_an_unreachable_broker_once_in_a_while(
     producer.flush(0)
 
 
+def test_other_connection_failures_keep_their_level_and_are_counted_apart(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from cdk.kafka import _clients
+
+    reports = _clients._UnreachableWarnings()
+    refused = "[thrd:b:9092/bootstrap]: b:9092/bootstrap: Connect to ipv4#10.0.0.1:9092 failed: "
+    auth = "[thrd:b:9092/1]: b:9092/1: SASL authentication error: Authentication failed"
+    with caplog.at_level(logging.DEBUG, logger="cdk.kafka"):
+        for _ in range(3):
+            reports.report("b:9092", refused + "Connection refused (after 0ms in state CONNECT)")
+            reports.report("b:9092", auth + " (after 5ms in state AUTH_REQ)", logging.ERROR)
+    shown = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert shown == [
+        (
+            logging.WARNING,
+            "Kafka broker unreachable at bootstrap servers 'b:9092': b:9092/bootstrap: Connect "
+            "to ipv4#10.0.0.1:9092 failed: Connection refused (the clients keep retrying; "
+            "repeated at most every 60s)",
+        ),
+        (
+            logging.ERROR,
+            "Cannot connect to Kafka at bootstrap servers 'b:9092': b:9092/1: SASL "
+            "authentication error: Authentication failed (the clients keep retrying; repeated "
+            "at most every 60s)",
+        ),
+    ]
+
+
 def test_check_connection_returns_the_cluster_id(kafka: EmbeddedKafka) -> None:
     assert check_connection(kafka.bootstrap_servers) == kafka.cluster_id
 
