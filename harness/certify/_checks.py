@@ -175,6 +175,8 @@ class CheckResult:
     duration_s: float = 0.0
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
+    #: What the check saw, by name (plain JSON data): see :meth:`CheckContext.evidence`.
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -206,6 +208,7 @@ class CheckResult:
                 }
                 for m in self.metrics
             ],
+            "evidence": self.evidence,
         }
 
 

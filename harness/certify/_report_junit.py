@@ -3,8 +3,10 @@
 One ``<testsuite>`` per suite (``CFG``, ``OFF``...); one ``<testcase>`` per result with
 ``classname`` the suite and ``name`` ``"<id> <title> [<subject>]"``. A failed check carries a
 ``<failure>`` (message: expected vs actual; text: the details), a check that could not run an
-``<error>``, a skipped one ``<skipped>`` with its reason. Performance figures go to the
-test case's ``<system-out>``.
+``<error>``, a skipped one ``<skipped>`` with its reason. What the check saw (its evidence,
+:mod:`harness.certify._evidence`) is the test case's ``<properties>``, one ``<property>`` per
+figure (a mapping's entries as ``name.key``; a config's PASSWORD values are hidden).
+Performance figures also go to the test case's ``<system-out>``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.certify._checks import SUITES, CheckResult, Outcome
+from harness.certify._evidence import flatten
 from harness.certify._report_common import clean, counts, verdict
 from harness.certify._runner import CertificationRun
 
@@ -77,6 +80,10 @@ def _testcase(result: CheckResult) -> ET.Element:
             "time": _seconds(result.duration_s),
         },
     )
+    if result.evidence:
+        properties = ET.SubElement(case, "properties")
+        for name, value in flatten(result.evidence):
+            ET.SubElement(properties, "property", {"name": clean(name), "value": clean(value)})
     if result.outcome is Outcome.FAILED:
         failure = ET.SubElement(
             case, "failure", {"message": clean(result.message), "type": "CheckFailed"}
