@@ -42,6 +42,7 @@ from cdk.runtime import EmbeddedWorker
 from harness._driver import ConnectorDriver, SinkDriver, SourceDriver
 from harness.certify._checks import Check, CheckFailed, CheckSkipped, Kind, Metric, Series
 from harness.certify._evidence import mask_config, plain, redact_value
+from harness.certify._probe import SourceProbe
 from harness.certify._project import Project
 from harness.certify._rest import RestClient
 
@@ -411,7 +412,29 @@ class CheckContext:
             )
         finally:
             consumer.close()
-        return {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
+        found = {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
+        self.evidence("committed offsets", {f"{topic}[{p}]": o for p, o in sorted(found.items())})
+        return found
+
+    def probe(
+        self,
+        connector_class: type[Any],
+        config: Mapping[str, str],
+        *,
+        offsets: Mapping[str, Mapping[str, Any]] | None = None,
+        max_tasks: int = 1,
+    ) -> SourceProbe:
+        """A :class:`~harness.certify.SourceProbe` that records its evidence in this check.
+
+        The config (PASSWORD values hidden) and the offsets it resumes from are recorded
+        now; the tasks started, the records polled and the ``stop()`` times as they happen.
+        """
+        self.evidence_config(config)
+        if offsets:
+            self.evidence("resumed from offsets", {k: dict(v) for k, v in offsets.items()})
+        return SourceProbe(
+            connector_class, config, offsets=offsets, max_tasks=max_tasks, report=self.evidence
+        )
 
     # ------------------------------------------------------------------ workers
     def worker_properties(self, **overrides: str) -> dict[str, str]:

@@ -267,3 +267,25 @@ def test_real_run_carries_evidence_into_the_bundle(tmp_path: Path, kafka_bootstr
     sent = counts["sent"]
     assert f"{sent} sent, {sent} delivered, 0 duplicates, 0 lost</li>" in page
     assert "<tr><th>api.password</th><td>[hidden]</td></tr>" in page
+
+
+def test_probe_records_tasks_polls_offsets_and_stop_times(tmp_path: Path) -> None:
+    ctx = _context(tmp_path)
+    lines = tmp_path / "input.txt"
+    lines.write_text("record-1\nrecord-2\nrecord-3\n", encoding="utf-8")
+    config = {"file": str(lines), "topic": "t", "api.password": CANARY}
+    with ctx.probe(SecretSourceConnector, config) as probe:
+        assert len(probe.poll(count=3, timeout=10.0)) == 3
+    assert ctx.recorded["tasks started"] == 1
+    assert ctx.recorded["polled"] == 3
+    assert set(ctx.recorded["stop() took (s)"]) == {"task 0", "connector"}
+    assert ctx.recorded["config"]["api.password"] == "[hidden]"
+    assert "resumed from offsets" not in ctx.recorded
+
+    offsets = {'{"filename": "in"}': {"position": 9}}
+    with ctx.probe(SecretSourceConnector, config, offsets=offsets):
+        pass
+    assert ctx.recorded["resumed from offsets"] == {'{"filename": "in"}': {"position": 9}}
+    assert "config 2 (changes)" not in ctx.recorded  # the same config
+    assert compact_lines(ctx.recorded)[0].startswith("tasks started: 1, 3 polled")
+    assert CANARY not in json.dumps(ctx.recorded)
