@@ -28,9 +28,9 @@ from harness.certify._checks import (
     CheckSkipped,
     Kind,
     Outcome,
-    all_checks,
 )
 from harness.certify._context import CheckContext
+from harness.certify._discovery import all_checks
 from harness.certify._evidence import redact_value
 from harness.certify._project import Project
 from harness.certify._report_config import config_reference_html
