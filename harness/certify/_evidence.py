@@ -6,9 +6,9 @@ A check records figures and texts with :meth:`CheckContext.evidence
 :attr:`CheckResult.evidence <harness.certify.CheckResult.evidence>` as plain JSON data
 (:func:`plain`), so they cross a process boundary and land unchanged in ``summary.json``.
 
-The reports word them the same way (:func:`compact_lines`): a whole number under a one-word
-name reads as a count (``100 sent``), anything else as ``name: value``, and a group of figures
-(a mapping of numbers, such as one comparison's counts) as one line
+The reports word them the same way (:func:`compact_lines`): an integer under a one-word,
+lowercase name reads as a count (``100 sent``), anything else as ``name: value``, and a group
+of figures (a mapping of numbers, such as one comparison's counts) as one line
 (``the records after the restart: 100 sent, 100 stored, 0 duplicates, 0 lost``). Mappings with
 texts (a config) and long lists are tables (:func:`tables`), shown folded in the HTML report.
 """
@@ -35,6 +35,8 @@ __all__ = [
 HIDDEN = "[hidden]"
 #: Config keys whose values are hidden even when no ConfigDef says PASSWORD (client overrides).
 SECRET_NAME = re.compile(r"(password|secret|sasl\.jaas\.config|credentials|token)", re.IGNORECASE)
+#: A name that reads as what a count counts (``sent``, ``duplicates``): one lowercase word.
+_COUNT_NAME = re.compile(r"^[a-z][a-z-]*$")
 #: Lists longer than this are a table, not a line.
 _LINE_ITEMS = 10
 
@@ -118,10 +120,8 @@ def format_value(value: Any) -> str:
 
 
 def _item(name: str, value: Any) -> str:
-    whole = isinstance(value, int) and not isinstance(value, bool)
-    whole = whole or (isinstance(value, float) and value.is_integer())
-    if whole and name and " " not in name.strip():
-        return f"{format_value(value)} {name}"
+    if isinstance(value, int) and not isinstance(value, bool) and _COUNT_NAME.match(name):
+        return f"{value} {name}"
     return f"{name}: {format_value(value)}"
 
 

@@ -76,7 +76,11 @@ def test_wording_of_evidence() -> None:
     assert (f"{COMPARISON}.sent", "100") in flatten(evidence)
     # counts are whole numbers, whatever type they arrived as
     assert format_value(100.0) == "100"
-    assert compact_lines({"stored": 100.0}) == ["100 stored"]
+    assert compact_lines({"stored": 100.0}) == ["stored: 100"]
+    # only an integer under a lowercase word reads as a count: a topic partition does not
+    assert compact_lines({"committed offsets": {"topic-a[0]": 120}}) == [
+        "committed offsets: topic-a[0]: 120"
+    ]
     assert format_value([1, 2.0, None, True]) == "1, 2, none, yes"
     assert format_value(list(range(12))).endswith("9, … (2 more)")
 

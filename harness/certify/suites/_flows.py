@@ -255,7 +255,7 @@ def await_running(
         expected=expected,
         actual=lambda: f"the status is {brief_status(w.status(name))}",
     )
-    w.ctx.evidence(f"RUNNING {when}, within (s)", round(time.monotonic() - start, 2))
+    w.ctx.evidence(f"time to RUNNING {when} (s)", round(time.monotonic() - start, 2))
     return status
 
 
