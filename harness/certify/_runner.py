@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from harness._driver import ConnectorDriver, SourceDriver
 from harness.certify._checks import (
@@ -71,6 +71,10 @@ class CertificationRun:
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
     finished_at: dt.datetime | None = None
     secrets: set[str] = field(default_factory=set)
+    #: Filled by :func:`~harness.certify.write_bundle`: where what was certified comes from,
+    #: and the submission checklist (both JSON-ready).
+    provenance: dict[str, Any] = field(default_factory=dict)
+    submission: dict[str, Any] = field(default_factory=dict)
 
     def count(self, outcome: Outcome) -> int:
         """How many results ended with ``outcome``."""
