@@ -34,7 +34,9 @@ __all__ = [
 
 HIDDEN = "[hidden]"
 #: Config keys whose values are hidden even when no ConfigDef says PASSWORD (client overrides).
-SECRET_NAME = re.compile(r"(password|secret|sasl\.jaas\.config|credentials|token)", re.IGNORECASE)
+SECRET_NAME = re.compile(
+    r"(password|secret|sasl\.jaas\.config|credentials|token|user\.info)", re.IGNORECASE
+)
 #: A name that reads as what a count counts (``sent``, ``duplicates``): one lowercase word.
 _COUNT_NAME = re.compile(r"^[a-z][a-z-]*$")
 #: Lists longer than this are a table, not a line.

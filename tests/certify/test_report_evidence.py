@@ -216,12 +216,20 @@ def test_context_records_comparisons_and_configs(tmp_path: Path) -> None:
     config = {"connector.class": "x.Y", "tasks.max": "1", "api.password": CANARY, "file": "in"}
     ctx.evidence_config(config)
     ctx.evidence_config(dict(config))  # the same config again: recorded once
-    ctx.evidence_config({**config, "tasks.max": "3", "consumer.override.sasl.jaas.config": "j"})
+    ctx.evidence_config(
+        {
+            **config,
+            "tasks.max": "3",
+            "consumer.override.sasl.jaas.config": "j",
+            "value.converter.basic.auth.user.info": "u:p",
+        }
+    )
     assert ctx.recorded["config"]["api.password"] == "[hidden]"
     assert ctx.recorded["config"]["tasks.max"] == "1"
     assert ctx.recorded["config 2 (changes)"] == {
         "tasks.max": "3",
         "consumer.override.sasl.jaas.config": "[hidden]",
+        "value.converter.basic.auth.user.info": "[hidden]",
     }
     assert "config 3 (changes)" not in ctx.recorded
 
