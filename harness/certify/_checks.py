@@ -202,6 +202,8 @@ class CheckResult:
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
     waiver: str | None = None  # the project's written reason to accept it unverified
+    #: What the check saw, by name (plain JSON data): see :meth:`CheckContext.evidence`.
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -235,6 +237,7 @@ class CheckResult:
                 }
                 for m in self.metrics
             ],
+            "evidence": self.evidence,
         }
 
 

@@ -49,6 +49,8 @@ from harness.certify._checks import (
     Metric,
     Series,
 )
+from harness.certify._evidence import mask_config, plain, redact_value
+from harness.certify._probe import SourceProbe
 from harness.certify._project import Project
 from harness.certify._rest import RestClient
 
@@ -91,6 +93,7 @@ class CheckContext:
         kafka_kind: ``embedded``, ``testcontainers`` or ``external``.
         environment: what the run provides (``kafka``, ...).
         workdir: a fresh directory for this check.
+        recorded: the evidence recorded so far (:meth:`evidence`), by name.
     """
 
     check: Check
@@ -105,10 +108,13 @@ class CheckContext:
     secrets: set[str] = field(default_factory=set)
     log_lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    recorded: dict[str, Any] = field(default_factory=dict)
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _names: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _decoders: tuple[JsonConverter, JsonConverter] | None = None
+    _configs: list[dict[str, Any]] = field(default_factory=list)
+    _secret_keys: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ identity
     @property
@@ -443,7 +449,29 @@ class CheckContext:
             )
         finally:
             consumer.close()
-        return {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
+        found = {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
+        self.evidence("committed offsets", {f"{topic}[{p}]": o for p, o in sorted(found.items())})
+        return found
+
+    def probe(
+        self,
+        connector_class: type[Any],
+        config: Mapping[str, str],
+        *,
+        offsets: Mapping[str, Mapping[str, Any]] | None = None,
+        max_tasks: int = 1,
+    ) -> SourceProbe:
+        """A :class:`~harness.certify.SourceProbe` that records its evidence in this check.
+
+        The config (PASSWORD values hidden) and the offsets it resumes from are recorded
+        now; the tasks started, the records polled and the ``stop()`` times as they happen.
+        """
+        self.evidence_config(config)
+        if offsets:
+            self.evidence("resumed from offsets", {k: dict(v) for k, v in offsets.items()})
+        return SourceProbe(
+            connector_class, config, offsets=offsets, max_tasks=max_tasks, report=self.evidence
+        )
 
     # ------------------------------------------------------------------ workers
     def worker_properties(self, **overrides: str) -> dict[str, str]:
@@ -494,6 +522,7 @@ class CheckContext:
         )
         files = []
         for name, config in connectors.items():
+            self.evidence_config(config)
             path = self.workdir / f"connector-{number}-{name}.json"
             path.write_text(json.dumps({"name": name, "config": dict(config)}), encoding="utf-8")
             files.append(str(path))
@@ -562,6 +591,16 @@ class CheckContext:
         unexpected = sorted(set(got) - set(want), key=_id_order)
         duplicates = {k: n - 1 for k, n in got.items() if n > 1 and k in want}
         dup_count = sum(duplicates.values())
+        self.evidence(
+            what,
+            {
+                "sent": sum(want.values()),
+                "delivered" if self.kind == "source" else "stored": sum(got.values()),
+                "duplicates": dup_count,
+                "lost": len(missing),
+                **({"unexpected": len(unexpected)} if unexpected else {}),
+            },
+        )
         problems = []
         if missing:
             problems.append(f"{len(missing)} missing (ids {_sample(missing)})")
@@ -582,6 +621,53 @@ class CheckContext:
         return dup_count
 
     # ------------------------------------------------------------------ reporting
+    def evidence(self, name: str, value: Any) -> None:
+        """Record what the check saw, for every report format (passed checks included).
+
+        ``value`` is a figure, a text, a list or a mapping of those (stored as plain JSON data,
+        see :func:`~harness.certify._evidence.plain`); recording ``name`` again replaces it.
+        Name a count by a plural noun or a participle (``sent``, ``stored``, ``duplicates``):
+        the reports print it as ``100 sent``; any other figure as ``name: value``. A mapping of
+        counts is one line of the report (what :meth:`compare_ids` records under its
+        ``what``). Registered secrets (:meth:`secret`) are replaced by ``[hidden]``; record a
+        config with :meth:`evidence_config`, which also hides PASSWORD values.
+        """
+        self.recorded[str(name)] = redact_value(plain(value), self.secrets)
+
+    def evidence_config(self, config: Mapping[str, Any], name: str | None = None) -> None:
+        """Record a connector config the check used, PASSWORD values hidden.
+
+        The first config is recorded as ``config``; a later one that differs as
+        ``config 2 (changes)``..., with only the keys that changed (a removed key as None).
+        Given ``name``, the whole config is recorded under that name.
+        """
+        masked = mask_config(config, self._password_keys())
+        if name is not None:
+            self.evidence(name, masked)
+            return
+        if masked in self._configs:
+            return
+        self._configs.append(masked)
+        if len(self._configs) == 1:
+            self.evidence("config", masked)
+            return
+        first = self._configs[0]
+        changes = {k: v for k, v in masked.items() if first.get(k) != v}
+        changes.update({k: None for k in first if k not in masked})
+        self.evidence(f"config {len(self._configs)} (changes)", changes)
+
+    def _password_keys(self) -> frozenset[str]:
+        """The connector's PASSWORD keys (none when its ConfigDef cannot be read)."""
+        if self._secret_keys is None:
+            from cdk.config import Type
+
+            try:
+                keys = self.connector_class().config().config_keys().values()
+                self._secret_keys = frozenset(k.name for k in keys if k.type is Type.PASSWORD)
+            except Exception:  # noqa: BLE001 - the CFG checks report a broken config()
+                self._secret_keys = frozenset()
+        return self._secret_keys
+
     def metric(
         self,
         name: str,
@@ -630,6 +716,7 @@ class WorkerHandle:
         Raises:
             CheckFailed: the API refused it (the response says why).
         """
+        self.ctx.evidence_config(config)
         answer = self.rest.post("/connectors", {"name": name, "config": dict(config)})
         if answer.status != 201:
             raise CheckFailed(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from cdk.api import (
@@ -83,6 +83,10 @@ class SourceProbe:
         config: the connector config (as the worker would pass it).
         offsets: committed offsets by :func:`offset_key` of the source partition.
         max_tasks: the ``max_tasks`` given to ``task_configs``.
+        report: where the probe records what it saw (a check's
+            :meth:`~harness.certify.CheckContext.evidence`): the number of tasks, the records
+            polled so far and how long each ``stop()`` took. :meth:`CheckContext.probe
+            <harness.certify.CheckContext.probe>` makes a probe that reports.
 
     Use as a context manager; :meth:`stop` stops the tasks, then the connector, and records how
     long each ``stop()`` took in :attr:`stop_durations`.
@@ -95,6 +99,7 @@ class SourceProbe:
         *,
         offsets: Mapping[str, Mapping[str, Any]] | None = None,
         max_tasks: int = 1,
+        report: Callable[[str, Any], None] | None = None,
     ) -> None:
         self.connector_class = connector_class
         self.config = dict(config)
@@ -105,6 +110,8 @@ class SourceProbe:
         self.tasks: list[SourceTask] = []
         self.task_configs: list[dict[str, str]] = []
         self.stop_durations: dict[str, float] = {}
+        self.polled = 0
+        self._report = report
 
     def start(self) -> SourceProbe:
         """Start the connector and its tasks (exceptions from the connector propagate)."""
@@ -120,6 +127,8 @@ class SourceProbe:
             task.initialize(_TaskContext(task_config, self.reader))
             task.start(dict(task_config))
             self.tasks.append(task)
+        if self._report is not None:
+            self._report("tasks started", len(self.tasks))
         return self
 
     def poll(
@@ -148,6 +157,9 @@ class SourceProbe:
                 break
             if now - last_new >= idle:
                 break
+        self.polled += len(records)
+        if self._report is not None:
+            self._report("polled", self.polled)
         return records
 
     def stop(self) -> None:
@@ -163,6 +175,10 @@ class SourceProbe:
             start = time.monotonic()
             connector.stop()
             self.stop_durations["connector"] = time.monotonic() - start
+        if self._report is not None and self.stop_durations:
+            self._report(
+                "stop() took (s)", {k: round(v, 3) for k, v in self.stop_durations.items()}
+            )
 
     def __enter__(self) -> SourceProbe:
         return self.start()

@@ -1,7 +1,8 @@
 """Live progress of a certification run on a terminal (what ``cdk certify`` prints).
 
 A header with the number of planned checks, then one line per check as it ends (outcome, id,
-subject, duration and, for a failure, error or skip, the reason on the next line), then a table
+subject, duration and, for a failure, error or skip, the reason on the next lines, then up to
+three lines of what the check saw, such as ``100 sent, 100 stored, 0 duplicates``), then a table
 of counts per suite and the verdict with the exit status. On a TTY the outcome is coloured and a
 ``running <id> ...`` line shows the check in progress (replaced by its result); elsewhere (CI
 logs, pipes) the output is plain text. ``NO_COLOR`` turns colours off.
@@ -16,6 +17,7 @@ import textwrap
 from typing import TextIO
 
 from harness.certify._checks import Check, CheckResult, Outcome
+from harness.certify._evidence import compact_lines
 from harness.certify._report_common import (
     CERTIFIABLE,
     FAILED,
@@ -49,6 +51,8 @@ _COLOURS = {
     "INCOMPLETE": "1;33",
 }
 _REASON_LIMIT = 600
+#: At most this many lines of evidence per check (the report has all of it).
+_EVIDENCE_LINES = 3
 
 
 class TerminalProgress:
@@ -144,6 +148,14 @@ class TerminalProgress:
                     )
                     + "\n"
                 )
+        evidence = compact_lines(result.evidence)
+        for line in evidence[:_EVIDENCE_LINES]:
+            line = clean(line)
+            if len(line) > 200:
+                line = line[:197] + "..."
+            self._write(f"        {line}\n")
+        if len(evidence) > _EVIDENCE_LINES:
+            self._write(f"        ... ({len(evidence) - _EVIDENCE_LINES} more in the report)\n")
 
     def finished(self, run: CertificationRun) -> None:
         """Print counts per suite, the verdict and the exit status."""

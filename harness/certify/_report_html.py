@@ -5,7 +5,10 @@ of inline script only add outcome filters). Sections: the verdict and counts, th
 suite (every skip and failure with its reason, expected vs actual, details), performance
 figures with their thresholds and plots, the generated configuration reference of each
 connector, and the environment and timing of the run. Every value is escaped; the embedded
-configuration reference is sanitized (:mod:`harness.certify._report_sanitize`); the checks'
+configuration reference escapes every text of the connector
+(:mod:`harness.certify._report_config`) and is sanitized (:mod:`harness.certify._report_sanitize`)
+as any embedded markup; each check's evidence reads as lines and tables
+(:mod:`harness.certify._evidence`); the checks'
 descriptions, written in RST, are rendered by :mod:`harness.certify._rst_inline`.
 """
 
@@ -18,6 +21,7 @@ from html import escape
 from pathlib import Path
 
 from harness.certify._checks import SUITES, CheckResult, Metric, Outcome
+from harness.certify._evidence import compact_lines, tables
 from harness.certify._plots import svg_plot
 from harness.certify._report_common import (
     OUTCOME_ORDER,
@@ -81,6 +85,10 @@ nav a { margin-right: 16px; }
 .time { margin-left: auto; color: #57606a; font-variant-numeric: tabular-nums; }
 .tag { font-size: 12px; border: 1px solid var(--line); border-radius: 10px; padding: 0 8px; }
 .reason { margin: 6px 0 2px; white-space: pre-wrap; word-break: break-word; }
+.evidence { margin: 4px 0 2px; color: #3d444d; }
+.evidence ul { margin: 0; padding-left: 20px; }
+.evidence li { word-break: break-word; }
+table.kv td { font-family: ui-monospace, monospace; font-size: 13px; word-break: break-all; }
 table.ea { width: 100%; }
 table.ea th { width: 90px; }
 table.ea td { white-space: pre-wrap; word-break: break-word; }
@@ -157,6 +165,8 @@ def _when(moment: dt.datetime | None) -> str:
 def _number(value: float) -> str:
     if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
         return str(value)
+    if float(value).is_integer():  # a count: 100, never 100.0 or 100.00
+        return f"{int(value):,}"
     if abs(value) >= 100:
         return f"{value:,.0f}"
     if abs(value) >= 1:
@@ -385,6 +395,7 @@ def _result(result: CheckResult) -> str:
         f'<span class="check-id">{_e(c.id)}</span><span class="title">{_e(c.title)}</span>'
         f'<span class="subject">[{_e(result.subject)}]</span>'
         + ("" if c.required else '<span class="tag">optional</span>')
+        + _threshold_tag(result.metrics)
         + f'<span class="time">{_e(format_duration(result.duration_s))}</span></div>'
     )
     parts = [head]
@@ -412,7 +423,14 @@ def _result(result: CheckResult) -> str:
         )
     if result.metrics:
         parts.append(_metrics_table(result.metrics))
+    lines = compact_lines(result.evidence)
+    if lines:
+        items = "".join(f"<li>{_e(line)}</li>" for line in lines)
+        parts.append(f'<div class="evidence"><strong>Evidence:</strong><ul>{items}</ul></div>')
     inner = []
+    for name, rows in tables(result.evidence).items():
+        cells = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+        inner.append(f'<p>{_e(name)}:</p><table class="kv"><tbody>{cells}</tbody></table>')
     if c.description:  # the kit's RST, rendered with every piece of text escaped
         inner.append(f'<div class="check-description">{render_rst(clean(c.description))}</div>')
     if c.fix:
@@ -431,7 +449,7 @@ def _result(result: CheckResult) -> str:
     if result.details:
         label = "Trace" if result.outcome is Outcome.ERROR else "Details"
         inner.append(f"<p>{label}:</p><pre>{_e(result.details)}</pre>")
-    summary = "Details" if result.details else "About this check"
+    summary = "Details" if result.details or tables(result.evidence) else "About this check"
     parts.append(f"<details><summary>{summary}</summary>{''.join(inner)}</details>")
     anchor = _anchor("r", c.id, result.subject)
     return (
@@ -439,6 +457,17 @@ def _result(result: CheckResult) -> str:
         f'data-check="{_e(c.id)}" data-subject="{_e(result.subject)}" '
         f'data-outcome="{_slug(result.outcome)}">{"".join(parts)}</div>'
     )
+
+
+def _threshold_tag(metrics: list[Metric]) -> str:
+    """What the figures were held to: a threshold met, missed, or none (reported only)."""
+    if not metrics:
+        return ""
+    if all(m.threshold is None for m in metrics):
+        return '<span class="tag">no threshold set: reported only</span>'
+    if any(m.met is False for m in metrics):
+        return '<span class="tag met-no">threshold NOT met</span>'
+    return '<span class="tag met-yes">threshold met</span>'
 
 
 def _metrics_table(metrics: Iterable[Metric]) -> str:
@@ -504,6 +533,8 @@ def _config_reference(run: CertificationRun) -> str:
                 f'<p class="error-text">The reference could not be generated: '
                 f"{_e(docs['error'])}</p>"
             )
+        elif "reference" in docs:  # escaped by the kit; sanitized for its anchors
+            out.append(sanitize(docs["reference"], anchor_prefix=anchor))
         else:
             out.append(sanitize(docs.get("html", ""), anchor_prefix=anchor))
         out.append("</section>")

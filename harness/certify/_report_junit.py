@@ -5,8 +5,10 @@ One ``<testsuite>`` per suite (``CFG``, ``OFF``...); one ``<testcase>`` per resu
 ``<failure>`` (message: expected vs actual; text: the details), a check that could not run an
 ``<error>``, a skipped one ``<skipped>`` with its reason, and one not verified a ``<skipped>``
 whose message starts ``not verified:`` (JUnit has no such outcome; the case's ``outcome``
-property says it too). A waiver is the case's ``waiver`` property. Performance figures go to
-the test case's ``<system-out>``.
+property says it too). A waiver is the case's ``waiver`` property. What the check saw (its
+evidence, :mod:`harness.certify._evidence`) is more of the case's ``<properties>``, one
+``<property>`` per figure (a mapping's entries as ``name.key``; a config's PASSWORD values are
+hidden). Performance figures also go to the test case's ``<system-out>``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.certify._checks import SUITES, CheckResult, Outcome
+from harness.certify._evidence import flatten
 from harness.certify._report_common import clean, counts, verdict
 from harness.certify._runner import CertificationRun
 
@@ -109,11 +112,14 @@ def _testcase(result: CheckResult) -> ET.Element:
             "time": _seconds(result.duration_s),
         },
     )
-    if result.waiver or result.outcome is Outcome.NOT_VERIFIED:
+    if result.waiver or result.outcome is Outcome.NOT_VERIFIED or result.evidence:
         properties = ET.SubElement(case, "properties")
-        ET.SubElement(properties, "property", {"name": "outcome", "value": str(result.outcome)})
+        if result.waiver or result.outcome is Outcome.NOT_VERIFIED:
+            ET.SubElement(properties, "property", {"name": "outcome", "value": str(result.outcome)})
         if result.waiver:
             ET.SubElement(properties, "property", {"name": "waiver", "value": clean(result.waiver)})
+        for name, value in flatten(result.evidence):
+            ET.SubElement(properties, "property", {"name": clean(name), "value": clean(value)})
     if result.outcome is Outcome.FAILED:
         failure = ET.SubElement(
             case, "failure", {"message": clean(result.message), "type": "CheckFailed"}

@@ -4,11 +4,15 @@
 HTML, unescaped. A connector's documentation is not trusted markup: :func:`sanitize` keeps a
 small set of text tags, re-escapes all text, drops scripts, styles, event handlers and every
 link that leaves the page, and prefixes ``id``/``#`` anchors so that several connectors'
-references (which share key names such as ``topic``) can sit on one page.
+references (which share key names such as ``topic``) can sit on one page. Something that only
+looks like a tag (``<topic.prefix>``, ``<my_key>``: no HTML element has such a name) is text,
+shown as written. The report renders its own, fully escaped, reference
+(:mod:`harness.certify._report_config`); this is for HTML it did not make.
 """
 
 from __future__ import annotations
 
+import re
 from html import escape
 from html.parser import HTMLParser
 
@@ -54,6 +58,8 @@ _ALLOWED = frozenset(
 )
 _VOID = frozenset({"br"})
 _DROP_CONTENT = frozenset({"script", "style", "iframe", "object", "embed", "template", "noscript"})
+#: What an HTML element's name looks like (anything else between < and > is text).
+_ELEMENT = re.compile(r"^[a-z][a-z0-9]*$")
 
 
 class _Sanitizer(HTMLParser):
@@ -68,7 +74,12 @@ class _Sanitizer(HTMLParser):
         if tag in _DROP_CONTENT:
             self.dropping += 1
             return
-        if self.dropping or tag not in _ALLOWED:
+        if self.dropping:
+            return
+        if not _ELEMENT.match(tag):
+            self.out.append(escape(self.get_starttag_text() or f"<{tag}>", quote=False))
+            return
+        if tag not in _ALLOWED:
             return
         kept = []
         for name, value in attrs:
@@ -92,6 +103,9 @@ class _Sanitizer(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in _DROP_CONTENT:
             self.dropping = max(0, self.dropping - 1)
+            return
+        if not self.dropping and not _ELEMENT.match(tag):
+            self.out.append(escape(f"</{tag}>", quote=False))
             return
         if self.dropping or tag not in self.open:
             return  # a stray end tag (Kafka's doubled </td>) or one of a dropped element

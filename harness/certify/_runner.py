@@ -32,7 +32,9 @@ from harness.certify._checks import (
 )
 from harness.certify._context import CheckContext
 from harness.certify._discovery import all_checks
+from harness.certify._evidence import redact_value
 from harness.certify._project import Project
+from harness.certify._report_config import config_reference_html
 
 __all__ = [
     "EXIT_CERTIFIABLE",
@@ -325,6 +327,7 @@ def _run_one(
     result.series = ctx.series
     if result.outcome is Outcome.PASSED and ctx.notes:
         result.message = "; ".join(ctx.notes)
+    result.evidence = ctx.recorded
     unmet = [m for m in ctx.metrics if m.met is False]
     if result.outcome is Outcome.PASSED and unmet:
         result.outcome = Outcome.FAILED
@@ -345,10 +348,11 @@ def project_subject(project: Project, c: Check, driver: type[ConnectorDriver]) -
 
 
 def redact(result: CheckResult, secrets: Iterable[str]) -> None:
-    """Replace every secret value in the result's texts with ``[hidden]``."""
+    """Replace every secret value in the result's texts and evidence with ``[hidden]``."""
     values = sorted((s for s in secrets if s), key=len, reverse=True)
     if not values:
         return
+    result.evidence = redact_value(result.evidence, values)
     for name in ("message", "expected", "actual", "details", "waiver"):
         text = getattr(result, name)
         if text:
@@ -408,6 +412,7 @@ def _config_docs(project: Project) -> dict[str, dict[str, str]]:
             docs[f"{cls.__module__}.{cls.__qualname__}"] = {
                 "rst": definition.to_rst(),
                 "html": definition.to_html(),
+                "reference": config_reference_html(definition),
                 "markdown": definition.to_markdown(),
             }
         except Exception as exc:  # noqa: BLE001 - CFG/DOC checks report it; the report says so

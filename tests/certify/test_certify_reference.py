@@ -60,6 +60,13 @@ def _check_passing_run(proc: subprocess.CompletedProcess[str], summary: dict, re
     assert all(c["message"] for c in skipped), skipped
     passed = sum(1 for c in summary["checks"] if c["outcome"] == "passed")
     assert passed >= 50, f"only {passed} checks passed"
+    # every passed check says what it saw (records, offsets, times, the config used)
+    bare = [
+        (c["id"], c["subject"])
+        for c in summary["checks"]
+        if c["outcome"] == "passed" and not c.get("evidence")
+    ]
+    assert not bare, f"passed checks that recorded no evidence: {bare}"
     for name in ("junit.xml", "summary.json", "report.html"):
         assert (report / name).stat().st_size > 0
     assert str(report / "report.html") in proc.stdout, "the CLI does not say where the report is"

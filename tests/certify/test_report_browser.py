@@ -27,6 +27,7 @@ import websocket
 
 from harness.certify import CertificationRun, Outcome
 from harness.certify._bundle import write_bundle
+from harness.certify._evidence import compact_lines
 from harness.certify._report_common import verdict
 from reference_connectors.filestream import FileStreamSinkConnector, FileStreamSourceConnector
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
@@ -247,6 +248,17 @@ def test_report_reads_in_chromium(report: tuple[CertificationRun, Path], tmp_pat
                 assert _normal(result.actual or "") in shown
             elif result.outcome in (Outcome.SKIPPED, Outcome.ERROR):
                 assert _normal(result.message) in shown, (result.message, shown)
+            if result.outcome is Outcome.PASSED:  # what it saw, visible without unfolding
+                lines = compact_lines(result.evidence)
+                assert lines, f"{result.id} [{result.subject}] passed without evidence"
+                visible = _normal(
+                    page.evaluate(
+                        f"document.querySelector({json.dumps(selector + ' .evidence')})"
+                        "?.innerText || ''"
+                    )
+                )
+                for line in lines:
+                    assert _normal(line) in visible, (line, visible)
         # the driver's "<script>" is text on the page, never markup
         assert "<script>alert('x')</script>" in text
         assert page.evaluate("document.querySelectorAll('main script').length") == 0

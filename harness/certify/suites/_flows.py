@@ -222,8 +222,9 @@ def await_running(
 
     Fails at once when the connector or a task is FAILED, with its exception; ``when`` says at
     which step (``after POST /connectors/c/restart``), ``why`` adds to what is expected.
-    ``timeout`` defaults to :data:`STATE_TIMEOUT_S`.
+    ``timeout`` defaults to :data:`STATE_TIMEOUT_S`. The wait's time is recorded as evidence.
     """
+    start = time.monotonic()
     count = "" if tasks is None else f" ({tasks} task{'s' if tasks != 1 else ''})"
     expected = f"connector {name} and its tasks{count} to be RUNNING {when}" + (
         f" ({why})" if why else ""
@@ -248,12 +249,14 @@ def await_running(
             return None
         return status
 
-    return w.ctx.wait_for(
+    status = w.ctx.wait_for(
         reached,
         STATE_TIMEOUT_S if timeout is None else timeout,
         expected=expected,
         actual=lambda: f"the status is {brief_status(w.status(name))}",
     )
+    w.ctx.evidence(f"time to RUNNING {when} (s)", round(time.monotonic() - start, 2))
+    return status
 
 
 def call(w: WorkerHandle, method: str, path: str, body: Any = None) -> RestResponse:

@@ -77,6 +77,8 @@ def config_documented(ctx: CheckContext) -> None:
         for key in definition.config_keys().values()
         if _user_facing(key) and not (key.documentation or "").strip()
     ]
+    ctx.evidence("keys", len(definition))
+    ctx.evidence("undocumented", len(undocumented))
     if undocumented:
         raise CheckFailed(
             "every config key to have a documentation string",
@@ -118,6 +120,8 @@ def validate_empty(ctx: CheckContext) -> None:
     errors = _errors_by_key(ctx, result, "validate({})")
     required = [k.name for k in definition.config_keys().values() if not k.has_default()]
     silent = [name for name in required if not errors.get(name)]
+    ctx.evidence("required keys", required)
+    ctx.evidence("keys with an error", sorted(k for k, v in errors.items() if v))
     if silent:
         raise CheckFailed(
             f"validate({{}}) to report an error on each required key ({', '.join(required)})",
@@ -159,6 +163,8 @@ def example_validates(ctx: CheckContext) -> None:
                 details=_trace(exc),
             ) from None
         own = {k: v for k, v in _errors_by_key(ctx, result, "validate()").items() if v}
+        ctx.evidence_config(config)
+        ctx.evidence("validate() errors", sum(len(v) for v in own.values()))
         if own:
             raise CheckFailed(
                 "connector.validate() of the example config to return no errors",
@@ -175,6 +181,7 @@ def example_validates(ctx: CheckContext) -> None:
             )
         rest_errors = _rest_errors(answer.json)
         count = answer.json.get("error_count")
+        ctx.evidence("REST validation error_count", count)
         if count or rest_errors:
             raise CheckFailed(
                 "the REST validation of the example config to report error_count 0",
@@ -263,6 +270,9 @@ def validate_fuzzed(ctx: CheckContext) -> None:
             f"({len(failures)} failing of {tried} configs tried)",
             details=trace or None,
         ) from None
+    finally:
+        ctx.evidence("configs tried", tried)
+        ctx.evidence("failing configs", len(failures))
 
 
 class _Raised(Exception):
@@ -332,6 +342,8 @@ def start_invalid(ctx: CheckContext) -> None:
             with contextlib.suppress(Exception):
                 connector.stop()
             problems.append(f"{label}: start() accepted it")
+    ctx.evidence("invalid configs", [label for label, _ in cases])
+    ctx.evidence("rejected with a ConnectException", len(cases) - len(problems))
     if problems:
         raise CheckFailed(
             "start() to raise a ConfigException (or another ConnectException) naming the "
@@ -419,6 +431,9 @@ def task_configs_bounded(ctx: CheckContext) -> None:
         finally:
             with contextlib.suppress(Exception):
                 connector.stop()
+    ctx.evidence_config(config)
+    ctx.evidence("max_tasks tried", list(MAX_TASKS))
+    ctx.evidence("calls with a problem", len(problems))
     if problems:
         shown = "; ".join(problems[:3]) + (
             f"; … ({len(problems) - 3} more)" if len(problems) > 3 else ""
@@ -485,10 +500,12 @@ def naming_and_version(ctx: CheckContext) -> None:
     except Exception as exc:  # noqa: BLE001 - reported as the failure
         problems.append(f"version() raised {_describe(exc)}")
     else:
+        ctx.evidence("version()", repr(version))
         if not isinstance(version, str):
             problems.append(f"version() returned a {type(version).__name__}: {version!r}")
         elif not version.strip():
             problems.append(f"version() returned the empty string {version!r}")
+    ctx.evidence("class", f"{cls.__module__}.{cls.__qualname__}")
     if problems:
         raise CheckFailed(
             f"a class named *{suffix} deriving from {base.__name__}, with a non-empty version()",
@@ -575,6 +592,10 @@ def secrets_hidden(ctx: CheckContext) -> None:
             responses.append((f"PUT {base}/config", rest.put(f"{base}/config", config)))
             leaks.extend(_leaks_in(responses, secrets))
     logged = [line for line in ctx.log_lines if any(s in line for s in secrets)]
+    ctx.evidence("PASSWORD keys", secret_keys)
+    ctx.evidence("REST responses searched", [where for where, _ in responses])
+    ctx.evidence("log lines searched", len(ctx.log_lines))
+    ctx.evidence("places the values appear", len(leaks) + (1 if logged else 0))
     if logged:
         shown = "; ".join(_clip(line) for line in logged[:3])
         leaks.append(f"{len(logged)} log lines, e.g. {shown}")

@@ -119,8 +119,10 @@ def config_docs(ctx: CheckContext) -> None:
             problems.append(f"to_{label.lower()}() raised {type(exc).__name__}: {exc}")
             continue
         missing = [k.name for k in keys if not named(text, k.name)]
+        ctx.evidence(f"keys named in the {label} reference", len(keys) - len(missing))
         if missing:
             problems.append(f"the {label} reference does not name {', '.join(missing)}")
+    ctx.evidence("keys", len(keys))
     if problems:
         raise CheckFailed(
             f"the RST and HTML config references to name all {len(keys)} keys",
@@ -163,6 +165,9 @@ def readme_sections(ctx: CheckContext) -> None:
     readme = _readme(ctx)
     doc = Readme.parse(readme.read_text(encoding="utf-8", errors="replace"))
     missing = [name for name in SECTIONS if not doc.has(name)]
+    ctx.evidence("README", readme.name)
+    ctx.evidence("headings found", [s.title for s in doc.sections])
+    ctx.evidence("sections missing", missing)
     if missing:
         found = ", ".join(repr(s.title) for s in doc.sections) or "none"
         raise CheckFailed(
@@ -206,6 +211,9 @@ def readme_config_reference(ctx: CheckContext) -> None:
         absent = [k for k in keys if not _mentions(text, k)]
         if absent:
             missing[cls.__name__] = absent
+    ctx.evidence("searched", where.replace("it (no config section)", "the whole README"))
+    ctx.evidence("keys", len(defined))
+    ctx.evidence("keys not mentioned", sum(len(keys) for keys in missing.values()))
     if missing:
         stale = sorted(set(_key_like_spans(text)) - defined)
         listed = "; ".join(f"{name}: {', '.join(keys)}" for name, keys in missing.items())
@@ -278,7 +286,10 @@ def license_declared(ctx: CheckContext) -> None:
         )
     elif not found.read_text(encoding="utf-8", errors="replace").strip():
         problems.append(f"{found.name} is empty")
-    declared = _declared_license(ctx.project.pyproject.get("project", {}), ctx.project.path)
+    meta = ctx.project.pyproject.get("project", {})
+    declared = _declared_license(meta, ctx.project.path)
+    ctx.evidence("license file", found.name if found is not None else None)
+    ctx.evidence("[project] license", meta.get("license"))
     if declared is not None:
         problems.append(declared)
     if problems:

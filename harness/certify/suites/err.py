@@ -106,9 +106,12 @@ def retriable_error(ctx: CheckContext) -> None:
         flow.wait_delivered(before, "before the outage")
         mark = len(ctx.log_lines)
         during = ctx.ids(30)
+        outage = time.monotonic()
         with d.outage():
             flow.send(during)
             retried = _outage_window(ctx, flow, mark)
+        ctx.evidence("outage lasted (s)", round(time.monotonic() - outage, 1))
+        ctx.evidence("RetriableException logged", retried)
         delivered = flow.wait_delivered(
             before + during,
             "after the outage",
@@ -160,6 +163,7 @@ def fatal_error(ctx: CheckContext) -> None:
         else:
             d.break_external_system()
             flow.send(after)
+        broken = time.monotonic()
         expected = (
             f"the task to be FAILED within {FAIL_S:g}s of the external system breaking, with "
             "a ConnectException-family error that says what went wrong"
@@ -172,6 +176,8 @@ def fatal_error(ctx: CheckContext) -> None:
             interval=0.2,
         )
         trace = str(failed.get("trace") or "")
+        ctx.evidence("task FAILED after (s)", round(time.monotonic() - broken, 1))
+        ctx.evidence("error chain", describe_chain(trace) if trace.strip() else None)
         if not trace.strip():
             raise CheckFailed(expected, f"task {failed.get('id')} is FAILED without a trace")
         verdict = connector_error(trace)
@@ -435,6 +441,8 @@ def _tolerance_sink(ctx: CheckContext, d: Any, w: WorkerHandle) -> None:
         allow_duplicates=d.delivery is not Delivery.EXACTLY_ONCE,
     )
     messages = _read_dlq(ctx, dlq, len(poison_values))
+    ctx.evidence("poison records", len(poison_values))
+    ctx.evidence("records in the dead letter queue", len(messages))
     _check_dlq(messages, poison_values, poison_at, topic=topic, dlq=dlq, name=name)
     flow.stays_running(STAY_RUNNING_S, "after the poison records", expected=expected)
 
@@ -452,6 +460,7 @@ def _tolerance_source(ctx: CheckContext, d: Any, w: WorkerHandle) -> None:
         {"ids": ",".join(str(i) for i in poison)},
     )
     flow.create(config)
+    ctx.evidence("poison records", len(poison))
     expected = (
         f"with errors.tolerance=all, the {len(poison)} records the harness transformation "
         f"fails (ids {poison}) skipped and the {len(good)} others delivered while the task "

@@ -116,6 +116,10 @@ def wheel_builds(ctx: CheckContext) -> None:
     is kept for PKG-02 and PKG-03 within the run.
     """
     build = _build(ctx)
+    ctx.evidence("command", build.command)
+    ctx.evidence("exit code", build.returncode)
+    ctx.evidence("build took (s)", round(build.seconds, 1))
+    ctx.evidence("wheel", build.wheel.name if build.wheel is not None else None)
     if build.wheel is None:
         raise CheckFailed(
             "`pip wheel --no-deps` to build a wheel of the project",
@@ -151,6 +155,8 @@ def entry_points_declared(ctx: CheckContext) -> None:
         names = archive.namelist()
         text = _dist_info_file(archive, "entry_points.txt")
     entries = _entry_points(text or "").get(ENTRY_POINT_GROUP, {})
+    ctx.evidence("wheel", wheel.name)
+    ctx.evidence(f"{ENTRY_POINT_GROUP} entry points", dict(entries))
     problems = []
     for cls in _project_connectors(ctx.project.drivers):
         if not any(_targets(value, cls) for value in entries.values()):
@@ -248,6 +254,10 @@ def kit_not_bundled(ctx: CheckContext) -> None:
         problems.append(f"it does not require {KIT_DISTRIBUTION} (Requires-Dist: {shown})")
     elif all(_conditional(r) for r in kit):
         problems.append(f"it requires {KIT_DISTRIBUTION} only with an extra: {'; '.join(kit)}")
+    ctx.evidence("wheel", wheel.name)
+    ctx.evidence("files", len(names))
+    ctx.evidence(f"Requires-Dist {KIT_DISTRIBUTION}", kit)
+    ctx.evidence("kit packages bundled", bundled)
     if problems:
         raise CheckFailed(
             f"a wheel without the kit's packages ({', '.join(KIT_PACKAGES)}) that requires "

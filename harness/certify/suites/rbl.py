@@ -296,7 +296,7 @@ def _await_split(
         return owners if set(opened) == partitions and len(opened) == len(partitions) else None
 
     try:
-        return ctx.wait_for(
+        owners = ctx.wait_for(
             split,
             REBALANCE_TIMEOUT_S if timeout is None else timeout,
             expected=f"{when}, each of the {len(partitions)} partitions open in exactly one of "
@@ -308,6 +308,8 @@ def _await_split(
                 f"status {brief_status(w.status(name))}"
             ),
         )
+        ctx.evidence(f"partitions open {when}", _brief_owners(owners))
+        return owners
     except CheckFailed as exc:
         raise BrokerRebalanceError(
             f"the consumer group did not give the partitions to the new tasks {when}, so the "
@@ -354,6 +356,7 @@ def _change_source_tasks(ctx: CheckContext, before: int, after: int, streams: in
         await_running(w, name, when=f"with tasks.max={before}")
         flow.expect_all(f"the records written with tasks.max={before}")
         call(w, "PUT", f"/connectors/{name}/config", {**config, "tasks.max": str(after)})
+        ctx.evidence_config({**config, "tasks.max": str(after)})
         await_running(
             w,
             name,
@@ -392,6 +395,7 @@ def _sink_tasks_scenario(
         flow.expect_all(f"the records written with tasks.max={before}")
         old = {c.task for c in made.log.calls()}
         call(w, "PUT", f"/connectors/{name}/config", {**config, "tasks.max": str(after)})
+        ctx.evidence_config({**config, "tasks.max": str(after)})
         await_running(
             w,
             name,
@@ -560,6 +564,7 @@ def sink_rebalance(ctx: CheckContext) -> None:
         old = {c.task for c in log.calls()}
         change = f"tasks.max 1 -> {SINK_TASKS}"
         call(w, "PUT", f"/connectors/{name}/config", {**config, "tasks.max": str(SINK_TASKS)})
+        ctx.evidence_config({**config, "tasks.max": str(SINK_TASKS)})
         await_running(w, name, tasks=SINK_TASKS, when=f"after {change}")
         _await_split(
             ctx,
@@ -578,6 +583,10 @@ def sink_rebalance(ctx: CheckContext) -> None:
             raise _explain_loss(exc, flow, flow.snapshot(), log.calls()) from None
         calls = log.calls()
     problems = _violations(calls)
+    ctx.evidence(
+        "task calls", {m: sum(1 for c in calls if c.method == m) for m in ("open", "put", "close")}
+    )
+    ctx.evidence("protocol violations", len(problems))
     if problems:
         shown = "; ".join(problems[:5])
         raise CheckFailed(

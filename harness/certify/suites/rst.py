@@ -32,7 +32,6 @@ from cdk.api import (
 )
 from harness.certify._checks import CheckFailed, check
 from harness.certify._context import CheckContext, WorkerHandle
-from harness.certify._probe import SourceProbe
 from harness.certify.suites import _flows
 from harness.certify.suites._faults import INJECTED, FailWhenFlagged, with_transform
 from harness.certify.suites._flows import (
@@ -157,6 +156,7 @@ def failed_task_recovery(ctx: CheckContext) -> None:
             flag.unlink(missing_ok=True)
         failed = [t for t in status["tasks"] if t["state"] == "FAILED"]
         trace = failed[0].get("trace") or ""
+        ctx.evidence("failed task's trace", trace_head(trace))
         if INJECTED not in trace:
             raise CheckFailed(
                 "the failed task's status to carry the trace of the failure (the injected "
@@ -211,6 +211,8 @@ def pause_resume(ctx: CheckContext) -> None:
         before = len(flow.snapshot())
         paused_ids = set(flow.send(BATCH, "written while PAUSED"))
         leaked = _watch(flow, paused_ids, before)
+        ctx.evidence("written while PAUSED", len(paused_ids))
+        ctx.evidence(f"delivered while PAUSED (watched {PAUSE_WINDOW_S:g} s)", len(leaked))
         if leaked:
             raise CheckFailed(
                 "no record written while the connector is PAUSED to be delivered before it is "
@@ -299,6 +301,11 @@ def clean_stop(ctx: CheckContext) -> None:
             durations = _run_sink_and_stop(ctx, d)
         slow = {who: took for who, took in durations.items() if took is None or took > STOP_LIMIT_S}
         leftover = _leftover_threads(before)
+    ctx.evidence(
+        "stop() took (s)",
+        {who: None if took is None else round(took, 3) for who, took in durations.items()},
+    )
+    ctx.evidence("threads left running", [t.name for t in leftover])
     problems = []
     for who, took in slow.items():
         if took is None:
@@ -363,7 +370,7 @@ def _run_source_and_stop(ctx: CheckContext, d: Any) -> dict[str, float | None]:
     for stream in range(streams):
         d.write_records(ids[stream::streams], stream=stream)
     config = {"name": ctx.unique("rst"), **ctx.connector_config(d, ctx.topic(), tasks_max=streams)}
-    probe = SourceProbe(connector_class, config, max_tasks=streams)
+    probe = ctx.probe(connector_class, config, max_tasks=streams)
     try:
         probe.start()
         records = probe.poll(count=len(ids), timeout=30.0)
@@ -435,6 +442,7 @@ def _run_sink_and_stop(ctx: CheckContext, d: Any) -> dict[str, float | None]:
     assert issubclass(connector_class, SinkConnector)
     topic = ctx.topic()
     config = {"name": ctx.unique("rst"), **ctx.connector_config(d, topic)}
+    ctx.evidence_config(config)
     partition = TopicPartition(topic, 0)
     data = ctx.sink_records(d, ctx.ids(BATCH))
     records = [
@@ -463,6 +471,7 @@ def _run_sink_and_stop(ctx: CheckContext, d: Any) -> dict[str, float | None]:
         task.pre_commit({partition: OffsetAndMetadata(len(records))})
         step = "close the partition"
         task.close([partition])
+        ctx.evidence("put", len(records))
     except Exception as exc:  # noqa: BLE001 - the connector's failure, reported as such
         if task is not None:
             _timed_stop("task 0", task.stop)

@@ -53,7 +53,7 @@ def _rest_offsets_source(ctx: CheckContext) -> None:
         written = _write(ctx, d, _BATCH)
         w.create(name, ctx.connector_config(d, topic))
         _wait_source_ids(ctx, d, topic, written, "the records written", w.rest, name)
-        _wait_offsets_shown(ctx, w.rest, name)
+        ctx.evidence("offsets shown by GET", _wait_offsets_shown(ctx, w.rest, name))
         _stop_and_reset(ctx, w, name)
         _put(ctx, w.rest, f"/connectors/{name}/resume")
         # Records written after the resume come after the old ones in the same stream: once
@@ -64,6 +64,8 @@ def _rest_offsets_source(ctx: CheckContext) -> None:
         )
         counts = Counter(got)
         again = [i for i in written if counts[i] < 2]
+        ctx.evidence("written before the reset", len(written))
+        ctx.evidence("emitted again after the reset", len(written) - len(again))
         if again:
             raise CheckFailed(
                 "the source to emit every record again after its offsets were reset",
@@ -84,7 +86,7 @@ def _rest_offsets_sink(ctx: CheckContext) -> None:
         config["connector.class"] = connector_class
         w.create(name, config)
         _wait_sink(ctx, d, name, topic, sent, ids, w.rest)
-        _wait_offsets_shown(ctx, w.rest, name)
+        ctx.evidence("offsets shown by GET", _wait_offsets_shown(ctx, w.rest, name))
         _stop_and_reset(ctx, w, name)
         before = len(puts)
         old = set(sent.positions)
@@ -105,6 +107,8 @@ def _rest_offsets_sink(ctx: CheckContext) -> None:
             interval=0.2,
         )
         again = sorted(old - redelivered())
+        ctx.evidence("produced before the reset", len(old))
+        ctx.evidence("given to put() again after the reset", len(old) - len(again))
         if again:
             raise CheckFailed(
                 "every record to be delivered to the sink task again after the reset (the "
@@ -118,6 +122,9 @@ def _rest_offsets_sink(ctx: CheckContext) -> None:
         _wait_sink(ctx, d, name, topic, sent, sent.ids, w.rest)
         stored = set(d.read_back())
         missing = [i for i in sent.ids if i not in stored]
+        ctx.evidence("produced", len(sent.ids))
+        ctx.evidence("stored", len(stored & set(sent.ids)))
+        ctx.evidence("lost", len(missing))
         if missing:
             raise CheckFailed(
                 "every record to be stored after the offsets were reset and redelivered",

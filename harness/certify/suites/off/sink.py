@@ -74,6 +74,10 @@ def sink_commit_durable(ctx: CheckContext) -> None:
             interval=0.3,
         )
         audit.sample()
+        ctx.evidence("produced", len(sent.ids))
+        ctx.evidence("stored", len(set(d.read_back()) & wanted))
+        ctx.evidence("commit samples", audit.samples)
+        ctx.evidence("committed offsets unstored", 0)  # a sample would have failed the check
 
 
 @check(
@@ -174,12 +178,15 @@ def sink_crash_restart(ctx: CheckContext) -> None:
             committed = sum(ctx.committed_offsets(group, topic).values())
             p.kill()
         stored_at_kill = len(d.read_back())
+        ctx.evidence("stored at the kill", stored_at_kill)
+        ctx.evidence("committed offsets at the kill (sum)", committed)
         after = sent.produce(30)
         with ctx.standalone({name: config}, props) as p:
             _wait_sink(ctx, d, name, topic, sent, sent.ids, p.rest)
             p.stop()  # a clean stop: whatever the sink buffers is written
         exactly_once = ctx.driver_class.delivery is Delivery.EXACTLY_ONCE
         bound = 0 if exactly_once else max(0, stored_at_kill - committed)
+        ctx.evidence("duplicates allowed", bound)
         why = (
             "the connector claims exactly-once delivery"
             if exactly_once

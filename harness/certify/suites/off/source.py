@@ -130,12 +130,16 @@ def source_crash_restart(ctx: CheckContext) -> None:
                 f"(the last offsets observed: {_show(observed)})",
             )
         covered, how = _covered_records(ctx, config, observed, len(written))
+        ctx.evidence("in Kafka at the kill", len(at_kill))
+        ctx.evidence("offsets committed before the kill", observed)
+        ctx.evidence("records those offsets cover", covered)
         after = _write(ctx, d, 20)
         written += after
         with ctx.standalone({name: config}, props) as p:
             got = _source_delivery(ctx, d, topic, written, p.rest, name)
         exactly_once = ctx.driver_class.delivery is Delivery.EXACTLY_ONCE
         bound = 0 if exactly_once else max(0, len(at_kill) - covered)
+        ctx.evidence("duplicates allowed", bound)
         why = (
             "the connector claims exactly-once delivery"
             if exactly_once
@@ -193,6 +197,8 @@ def source_resume_points(ctx: CheckContext) -> None:
                 f"none of the {len(records)} records has a source offset, so no task can resume",
             )
         failures: list[str] = []
+        ctx.evidence("distinct offsets emitted", len(points))
+        ctx.evidence("resume points sampled", min(len(points), _RESUME_SAMPLES))
         for point in _spread(points, _RESUME_SAMPLES):
             expected = [i for i in written if i not in point.done]
             where = (
@@ -272,6 +278,9 @@ def source_future_offset(ctx: CheckContext) -> None:
                 "raise nothing",
                 failure.actual,
             ) from None
+        ctx.evidence("last offsets", {k: o for k, (_, o) in last.items()})
+        ctx.evidence("future offsets", future)
+        ctx.evidence("records emitted from the future offsets", len(resumed))
         if resumed:
             ids = [_source_record_id(d, r) for r in resumed]
             raise CheckFailed(

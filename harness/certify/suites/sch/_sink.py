@@ -72,9 +72,12 @@ def _sink_schemaless(ctx: CheckContext) -> None:
             "that says what is wrong, writing nothing wrong"
         )
         problem = _rejection_problem(trace)
+        ctx.evidence("sent without schemas", len(ids))
+        ctx.evidence("the task failed with", describe_chain(trace))
         if problem is not None:
             raise CheckFailed(expected, problem, details=trace)
         wrong = [i for i in _read_back(d, "after the task failed") if i not in values]
+        ctx.evidence("rows stored that were not sent", len(wrong))
         if wrong:
             raise CheckFailed(
                 expected,
@@ -218,6 +221,12 @@ def _await_rejection(
             f"{_brief(seen['status'])}; {seen['dlq']} in the dead letter queue"
         ),
         interval=0.3,
+    )
+    ctx.evidence(
+        "rejected by",
+        {"failed": "the task failing", "dlq": "the dead letter queue"}.get(
+            outcome, f"nothing: they were {outcome}"
+        ),
     )
     if outcome == "failed":
         trace = _failed_trace(seen["status"]) or ""

@@ -66,6 +66,8 @@ def _source_round_trip(
             if problem is not None:
                 problems.append(f"{_label(d, record, index)}: {problem}")
                 break
+    ctx.evidence(f"records through the {converter_name} and back", compared)
+    ctx.evidence("records that changed", len(problems))
     if not compared:
         raise CheckSkipped(
             f"the source emits schemaless records only: the {converter_name} needs schemas"
@@ -128,6 +130,8 @@ def _source_schemaless(ctx: CheckContext) -> None:
             if problem is not None:
                 problems.append(f"{_label(d, record, index)}: {problem}")
                 break
+    ctx.evidence("records through JSON without schemas and back", len(records))
+    ctx.evidence("records that changed", len(problems))
     _fail_on(
         problems,
         len(records),
@@ -172,7 +176,7 @@ def _source_config(ctx: CheckContext, d: SourceDriver) -> dict[str, str]:
 def _emitted(ctx: CheckContext, d: SourceDriver, ids: Sequence[int]) -> list[SourceRecord]:
     """Write ``ids``, then poll the connector in-process until it emitted all of them."""
     d.write_records(ids)
-    with SourceProbe(_source_class(ctx), _source_config(ctx, d)) as probe:
+    with ctx.probe(_source_class(ctx), _source_config(ctx, d)) as probe:
         return _collect(probe, d, ids)
 
 

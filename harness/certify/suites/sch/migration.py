@@ -8,7 +8,6 @@ from cdk.data import (
 )
 from harness.certify._checks import CheckNotVerified, CheckSkipped, check
 from harness.certify._context import CheckContext
-from harness.certify._probe import SourceProbe
 from harness.certify.suites.sch._common import (
     _ADDED_FIELD,
     _BATCH,
@@ -67,7 +66,7 @@ def source_schema_migration(ctx: CheckContext) -> None:
     with ctx.driver() as d:
         before, after = ctx.ids(_BATCH), ctx.ids(_BATCH)
         d.write_records(before)
-        with SourceProbe(_source_class(ctx), _source_config(ctx, d)) as probe:
+        with ctx.probe(_source_class(ctx), _source_config(ctx, d)) as probe:
             first = _collect(probe, d, before)
             added = d.evolve_schema()
             d.write_records(after)
@@ -75,6 +74,9 @@ def source_schema_migration(ctx: CheckContext) -> None:
     old = [r for r in first if _record_id(d, r) in set(before)]
     new = [r for r in first + second if _record_id(d, r) in set(after)]
     old_schema = old[-1].value_schema
+    ctx.evidence("field added", added)
+    ctx.evidence("records before the change", len(old))
+    ctx.evidence("records after the change", len(new))
     problems = [
         f"{_label(d, r, i)}, emitted before the change, already has field {added!r}"
         for i, r in enumerate(old)
@@ -222,4 +224,6 @@ def sink_rejects_incompatible_schema(ctx: CheckContext) -> None:
                 for i in bad_ids
             ]
             ctx.produce(topic, bad)
+            ctx.evidence("incompatible change", change.text)
+            ctx.evidence("records of the incompatible schema", len(bad_ids))
             _await_rejection(ctx, w, name, d, dlq, good_ids, len(bad_ids), change.text)

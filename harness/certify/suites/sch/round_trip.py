@@ -48,6 +48,8 @@ def emitted_records_match_schemas(ctx: CheckContext) -> None:
             if problem is not None:
                 problems.append(f"{_label(d, record, index)} {part}: {problem}")
                 break
+    ctx.evidence("records validated", len(records))
+    ctx.evidence("invalid records", len(problems))
     _fail_on(
         problems,
         len(records),
