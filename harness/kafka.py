@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import contextlib
 import logging
+import os
+import signal
 import socket
 import tarfile
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +46,12 @@ from harness._docker import DockerEngine
 
 __all__ = [
     "FAST_GROUP_JOIN",
+    "BrokerStall",
     "OFFICIAL_KAFKA_IMAGE",
     "Record",
     "TestcontainersKafka",
     "consume_all",
+    "broker_stall",
     "kafka_provider",
     "produce",
     "registry_answers",
@@ -338,6 +342,54 @@ def _build_tansu_image(client: Any) -> str:
         )
     _log.info("built %s in %.1fs", name, time.monotonic() - started)
     return name
+
+
+# --------------------------------------------------------------------------------------------
+# Stalling the broker (Kafka cluster failure checks).
+
+
+@dataclass(frozen=True)
+class BrokerStall:
+    """Stalls a broker process with SIGSTOP and continues it with SIGCONT.
+
+    A stalled broker keeps its connections open and answers nothing, as a broker stuck in a
+    long pause does. Plain data (a process id), so a check in a child process can use it.
+
+    Attributes:
+        pid: the broker's process id.
+    """
+
+    pid: int
+
+    def pause(self) -> None:
+        """Stop the broker process (SIGSTOP)."""
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Continue the broker process (SIGCONT); harmless when it is not stopped or gone."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGCONT)
+
+    @contextlib.contextmanager
+    def stalled(self) -> Iterator[None]:
+        """Keep the broker stopped for the duration of the block (continued whatever happens)."""
+        self.pause()
+        try:
+            yield
+        finally:
+            self.resume()
+
+
+def broker_stall(provider: KafkaProvider) -> BrokerStall | None:
+    """A :class:`BrokerStall` for ``provider``'s broker, or None when it cannot be stalled.
+
+    Only the embedded broker (a local process this run started) can; a container or an
+    existing cluster cannot.
+    """
+    if not isinstance(provider, EmbeddedKafka) or not hasattr(signal, "SIGSTOP"):
+        return None
+    pid = provider.pid
+    return BrokerStall(pid) if pid is not None else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -163,6 +163,14 @@ def _logging_to(level: str | None) -> Iterator[None]:
     help="Print the check catalogue (filtered by --only/--skip) and exit without running.",
 )
 @click.option(
+    "--check-timeout",
+    type=click.FloatRange(min=1.0),
+    default=None,
+    metavar="SECONDS",
+    help="The deadline of each check: a check still running after it is abandoned (its "
+    "process killed) and reported as an ERROR [default: 300, 900 for checks that need Spark].",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
     default=None,
@@ -175,6 +183,7 @@ def certify(
     skip: tuple[str, ...],
     report_dir: Path | None,
     list_checks: bool,
+    check_timeout: float | None,
     log_level: str | None,
 ) -> None:
     """Certify the connector project at PATH (default: the current directory).
@@ -184,6 +193,11 @@ def certify(
     (junit.xml, summary.json and a self-contained report.html) is written to the report
     directory. Exit status: 0 when every required check passed, 1 when one failed, 2 when the
     run could not start (the message says why).
+
+    The connector code runs in a child process, never in cdk certify itself: a check that
+    crashes its process, overruns its deadline (--check-timeout) or leaves non-daemon threads
+    running is abandoned, reported as an ERROR that says why, and the next checks run in a
+    fresh process; the run ends within seconds of its last check and lists what it abandoned.
     """
     checks = _checks()
     only_ids, skip_ids = _split(only), _split(skip)
@@ -219,6 +233,9 @@ def certify(
                 only=only_ids,
                 skip=skip_ids,
                 listener=TerminalProgress(),
+                isolate=True,
+                check_timeout=check_timeout,
+                log_level=log_level,
             )
     except ConnectException as exc:
         raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
@@ -230,7 +247,32 @@ def certify(
         raise _CannotRun(f"Could not write the report to {target}: {exc}") from None
     click.echo(f"\nReport: {files['html']}")
     click.echo(f"JUnit XML: {files['junit']}  JSON summary: {files['summary']}")
+    _exit_despite_threads(run.exit_code)
     click.get_current_context().exit(run.exit_code)
+
+
+def _exit_despite_threads(code: int) -> None:
+    """Exit now if a non-daemon thread (started by a driver module on import) would hold us.
+
+    The checks run in child processes; only importing the project's drivers runs its code
+    here. Whatever such a thread does, ``cdk certify`` ends once its bundle is written.
+    """
+    import os
+    import threading
+
+    stuck = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+    if not stuck:
+        return
+    names = ", ".join(t.name for t in stuck)
+    click.echo(
+        f"cdk certify: abandoned non-daemon thread(s) started when the project was imported: "
+        f"{names}; exiting anyway",
+        err=True,
+    )
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _tolerant_output() -> None:

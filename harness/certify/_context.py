@@ -43,6 +43,7 @@ from harness._driver import ConnectorDriver, SinkDriver, SourceDriver
 from harness.certify._checks import Check, CheckFailed, CheckSkipped, Kind, Metric, Series
 from harness.certify._project import Project
 from harness.certify._rest import RestClient
+from harness.kafka import BrokerStall
 
 __all__ = ["CheckContext", "DecodedRecord", "ProcessWorker", "WorkerHandle"]
 
@@ -83,6 +84,8 @@ class CheckContext:
         kafka_kind: ``embedded``, ``testcontainers`` or ``external``.
         environment: what the run provides (``kafka``, ...).
         workdir: a fresh directory for this check.
+        broker: stalls the run's broker (SIGSTOP/SIGCONT), or None where it cannot be stalled
+            (a container, an existing cluster).
     """
 
     check: Check
@@ -92,6 +95,7 @@ class CheckContext:
     kafka_kind: str
     environment: frozenset[str]
     workdir: Path
+    broker: BrokerStall | None = None
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
