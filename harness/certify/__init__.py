@@ -1,8 +1,9 @@
 """Certification: the conformance suites and the run that produces the submission bundle.
 
 ``cdk certify`` calls :func:`certify` and writes its :class:`CertificationRun` with
-:func:`write_bundle`. The checks live in :mod:`harness.certify.suites`, one module per suite;
-each is a function registered with :func:`check` under a stable id.
+:func:`write_bundle`. The checks live in :mod:`harness.certify.suites`, a module or a package per
+suite; each is a function registered with :func:`check` under a stable id, and
+:func:`all_checks` finds them.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from harness.certify._checks import (
     Metric,
     Outcome,
     Series,
-    all_checks,
     check,
 )
 from harness.certify._context import CheckContext, DecodedRecord, ProcessWorker, WorkerHandle
+from harness.certify._discovery import all_checks
 from harness.certify._probe import SourceProbe, offset_key
 from harness.certify._progress import TerminalProgress
 from harness.certify._project import Project

@@ -28,9 +28,9 @@ from harness.certify._checks import (
     CheckSkipped,
     Kind,
     Outcome,
-    all_checks,
 )
 from harness.certify._context import CheckContext
+from harness.certify._discovery import all_checks
 from harness.certify._project import Project
 
 if TYPE_CHECKING:

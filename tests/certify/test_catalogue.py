@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 from harness.certify import SUITES, all_checks
+from harness.certify._discovery import load_suites
 
 _ID = re.compile(r"^[A-Z]{3}-\d{2}$")
 _MODULES = ["cfg", "doc", "sch", "off", "rst", "rbl", "err", "prf"]
@@ -68,3 +71,29 @@ def test_every_suite_has_checks_with_titles_and_descriptions() -> None:
 def test_every_check_says_how_to_fix_a_failure() -> None:
     for c in all_checks():
         assert len(c.fix) > 40, f"{c.id} has no real fix: {c.fix!r}"
+
+
+def test_the_registry_does_not_import_the_suites() -> None:
+    # the suites import the registry, the runner's discovery imports the suites: no circle
+    code = (
+        "import sys\n"
+        "import harness.certify\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('harness.certify.suites.'))\n"
+        "assert not loaded, loaded\n"
+        "from harness.certify import all_checks\n"
+        "assert all_checks()\n"
+        "assert 'harness.certify.suites.sch.round_trip' in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_discovery_imports_every_check_module_and_no_private_one() -> None:
+    names = load_suites()
+    assert "harness.certify.suites.off.source" in names
+    assert "harness.certify.suites.sch.migration" in names
+    assert not [n for n in names if any(p.startswith("_") for p in n.split(".")[3:])], names
+    suites = {n.split(".")[3].upper() for n in names}
+    assert suites == set(SUITES)

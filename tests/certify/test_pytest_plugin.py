@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-# Imported here, before any inner run: pytester forgets the modules an in-process run imports,
-# and re-importing the suites would register their checks a second time.
-import harness.certify.suites  # noqa: F401
+from harness.certify import all_checks
+
+# The suites are imported here, before any inner run: pytester forgets the modules an in-process
+# run imports, and re-importing the suites would register their checks a second time.
+all_checks()
 
 pytest_plugins = ["pytester"]
 

@@ -13,6 +13,7 @@ import pytest
 
 from harness import ConnectorDriver
 from harness.certify import Outcome
+from harness.certify.suites import _flows as flows
 from harness.certify.suites import rst as rst_suite
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
 from tests.certify import _support
@@ -63,7 +64,7 @@ def short_deadlines(monkeypatch: pytest.MonkeyPatch) -> None:
 
     The checks read their deadlines when they run; what fails, and how, is unchanged.
     """
-    monkeypatch.setattr(rst_suite, "DELIVERY_TIMEOUT_S", 12.0)
+    monkeypatch.setattr(flows, "DELIVERY_TIMEOUT_S", 12.0)
     monkeypatch.setattr(rst_suite, "PAUSE_TIMEOUT_S", 10.0)
     monkeypatch.setattr(rst_suite, "THREAD_GRACE_S", 3.0)
 

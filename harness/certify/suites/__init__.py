@@ -1,7 +1,7 @@
-"""The certification suites, one module per suite; importing this registers every check."""
+"""The certification suites: a module or a package per suite, whose check modules register checks.
 
-from __future__ import annotations
-
-from harness.certify.suites import cfg, doc, err, off, pkg, prf, rbl, rst, sch
-
-__all__ = ["cfg", "doc", "err", "off", "pkg", "prf", "rbl", "rst", "sch"]
+Nothing here imports the suites: :func:`harness.certify.all_checks` finds every public module
+under this package and imports it, which registers its checks with
+:func:`harness.certify.check`. The suites import the registry, never the other way round.
+Private modules (``_flows``, ``_faults``, a suite's ``_common``) hold what checks share.
+"""

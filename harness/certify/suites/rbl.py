@@ -25,7 +25,7 @@ from harness.certify._checks import CheckFailed, CheckSkipped, check
 from harness.certify._context import CheckContext, WorkerHandle
 from harness.certify._rest import RestClient
 from harness.certify.suites._faults import class_path
-from harness.certify.suites.rst import BATCH, Flow, await_running, brief_status, call
+from harness.certify.suites._flows import BATCH, Flow, await_running, brief_status, call
 
 __all__: list[str] = []
 
