@@ -4,24 +4,31 @@ Exit status: 0 when every required check passed, 1 when one failed (or could not
 the run could not start: a usage mistake (an unknown check id, no ``pyproject.toml`` or
 ``[tool.cdk]`` table, a driver that cannot be imported, a bad ``--kafka``) or a Kafka that
 could not be started.
+
+``cdk certify verify BUNDLE`` checks a written bundle against its ``SHA256SUMS``: 0 intact, 1 a
+file changed, missing or added (each named), 2 not a bundle. ``verify`` as the first argument
+always means the subcommand; certify a project directory named ``verify`` as ``./verify``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
+import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import click
 
 from cdk.errors import ConnectException
 
 if TYPE_CHECKING:
-    from harness.certify import Check, Project
+    from harness.certify import Check, Project, ProjectTests
 
 __all__ = ["certify"]
 
@@ -129,7 +136,66 @@ def _logging_to(level: str | None) -> Iterator[None]:
         root.removeHandler(handler)
 
 
-@click.command()
+@click.command("verify")
+@click.argument("bundle", type=click.Path(path_type=Path))
+def verify(bundle: Path) -> None:
+    """Check the certification bundle BUNDLE (a report directory) against its SHA256SUMS.
+
+    Every file listed must be there with the same SHA-256, and no other file may be there.
+    Exit status: 0 intact; 1 a file changed, is missing or was added (each is named); 2 BUNDLE
+    is not a bundle.
+    """
+    from harness.certify import NotABundleError, verify_bundle
+
+    try:
+        found = verify_bundle(bundle)
+    except NotABundleError as exc:
+        raise _CannotRun(str(exc)) from None
+    click.echo(f"{bundle}/SHA256SUMS sha256 {found.manifest_sha256}")
+    if found.ok:
+        click.echo(f"Intact: {len(found.intact)} files match SHA256SUMS.")
+        return
+    for line in found.problems():
+        click.echo(line)
+    click.echo(
+        f"NOT intact: {len(found.problems())} problem(s); {len(found.intact)} files match.",
+    )
+    click.get_current_context().exit(1)
+
+
+class _CertifyCommand(click.Command):
+    """``cdk certify [PATH]``, and ``cdk certify verify BUNDLE`` when the first word is verify."""
+
+    subcommands: ClassVar[dict[str, click.Command]] = {"verify": verify}
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.subcommands:
+            ctx.meta["cdk.certify.subcommand"] = (args[0], args[1:])
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        chosen = ctx.meta.get("cdk.certify.subcommand")
+        if chosen is None:
+            return super().invoke(ctx)
+        name, rest = chosen
+        command = self.subcommands[name]
+        # no parent context: the usage line reads `cdk certify verify`, not `... [PATH] verify`
+        with command.make_context(
+            f"{ctx.command_path} {name}",
+            rest,
+            help_option_names=ctx.help_option_names,
+            max_content_width=ctx.max_content_width,
+        ) as sub:
+            return command.invoke(sub)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        with formatter.section("Subcommands"):
+            formatter.write_dl([("verify BUNDLE", "check a written bundle against its SHA256SUMS")])
+
+
+@click.command(cls=_CertifyCommand)
 @click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
 @click.option(
     "--kafka",
@@ -171,6 +237,19 @@ def _logging_to(level: str | None) -> Iterator[None]:
     "process killed) and reported as an ERROR [default: 300, 900 for checks that need Spark].",
 )
 @click.option(
+    "--run-tests",
+    is_flag=True,
+    help="Also run the project's own tests (python -m pytest in PATH) and put their JUnit "
+    "results into the bundle.",
+)
+@click.option(
+    "--tests-junit",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Put the project's test results from this JUnit XML file into the bundle.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
     default=None,
@@ -184,6 +263,8 @@ def certify(
     report_dir: Path | None,
     list_checks: bool,
     check_timeout: float | None,
+    run_tests: bool,
+    tests_junit: Path | None,
     log_level: str | None,
 ) -> None:
     """Certify the connector project at PATH (default: the current directory).
@@ -191,8 +272,10 @@ def certify(
     The project's pyproject.toml names its certification drivers in [tool.cdk] drivers. Every
     check of the suites runs against each driver on Kafka, with live progress; the bundle
     (junit.xml, summary.json and a self-contained report.html) is written to the report
-    directory. Exit status: 0 when every required check passed, 1 when one failed, 2 when the
-    run could not start (the message says why).
+    directory with the submission material (Connector Hub manifest.json, documentation, the
+    wheel, the project's test results with --run-tests or --tests-junit), provenance and a
+    SHA256SUMS manifest. Exit status: 0 when every required check passed, 1 when one failed,
+    2 when the run could not start (the message says why).
 
     The connector code runs in a child process, never in cdk certify itself: a check that
     crashes its process, overruns its deadline (--check-timeout) or leaves non-daemon threads
@@ -207,7 +290,18 @@ def certify(
         _print_catalogue(checks, only_ids, skip_ids)
         return
 
-    from harness.certify import SecretLeakError, TerminalProgress, plan, write_bundle
+    from harness.certify import (
+        BundleError,
+        SecretLeakError,
+        TerminalProgress,
+        TestResultsError,
+        attach_tests,
+        check_report_dir,
+        git_state,
+        plan,
+        sha256_file,
+        write_bundle,
+    )
     from harness.certify import certify as run_certification
     from harness.kafka import kafka_provider
 
@@ -224,31 +318,74 @@ def certify(
             f"project's drivers ({', '.join(d.__name__ for d in project.drivers)})."
         )
     target = report_dir if report_dir is not None else project.path / "certification-report"
+    if run_tests and tests_junit is not None:
+        raise click.UsageError("--run-tests and --tests-junit exclude each other: choose one")
+    if run_tests and importlib.util.find_spec("pytest") is None:
+        raise _CannotRun(
+            f"--run-tests runs the project's tests with `python -m pytest`, but pytest is not "
+            f"installed for {sys.executable}: pip install pytest (or attach results with "
+            "--tests-junit FILE)"
+        )
+    try:
+        check_report_dir(target)
+        attached = attach_tests(tests_junit) if tests_junit is not None else None
+    except (BundleError, TestResultsError) as exc:
+        raise _CannotRun(str(exc)) from None
     _tolerant_output()
+    source = git_state(project.path, exclude=target)  # before anything runs in the project
+    workdir = Path(tempfile.mkdtemp(prefix="cdk-certify-"))
     try:
-        with _logging_to(log_level):
-            run = run_certification(
-                project,
-                kafka=kafka,
-                only=only_ids,
-                skip=skip_ids,
-                listener=TerminalProgress(),
-                isolate=True,
-                check_timeout=check_timeout,
-                log_level=log_level,
-            )
-    except ConnectException as exc:
-        raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
-    try:
-        files = write_bundle(run, target)
-    except SecretLeakError as exc:
-        raise click.ClickException(str(exc)) from None
-    except OSError as exc:
-        raise _CannotRun(f"Could not write the report to {target}: {exc}") from None
+        try:
+            with _logging_to(log_level):
+                run = run_certification(
+                    project,
+                    kafka=kafka,
+                    only=only_ids,
+                    skip=skip_ids,
+                    listener=TerminalProgress(),
+                    workdir=workdir,
+                    isolate=True,
+                    check_timeout=check_timeout,
+                    log_level=log_level,
+                )
+        except ConnectException as exc:
+            raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
+        tests = attached if attached is not None else _project_tests(project, workdir, run_tests)
+        try:
+            files = write_bundle(run, target, workdir=workdir, tests=tests, source=source)
+        except SecretLeakError as exc:
+            raise click.ClickException(str(exc)) from None
+        except (OSError, BundleError) as exc:
+            raise _CannotRun(f"Could not write the report to {target}: {exc}") from None
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     click.echo(f"\nReport: {files['html']}")
     click.echo(f"JUnit XML: {files['junit']}  JSON summary: {files['summary']}")
+    submission = run.submission
+    gaps = [i["item"] for i in submission.get("items", []) if i["status"] != "present"]
+    click.echo(
+        "Submission: every item is in the bundle"
+        if not gaps
+        else f"Submission: not ready ({', '.join(gaps)} missing or incomplete; see the report)"
+    )
+    click.echo(
+        f"Bundle manifest: {files['manifest']} sha256 {sha256_file(files['manifest'])} "
+        f"(check it with: cdk certify verify {target})"
+    )
     _exit_despite_threads(run.exit_code)
     click.get_current_context().exit(run.exit_code)
+
+
+def _project_tests(project: Project, workdir: Path, run_tests: bool) -> ProjectTests | None:
+    """Run the project's tests (``--run-tests``), saying so on the terminal."""
+    if not run_tests:
+        return None
+    from harness.certify import run_tests as run_project_tests
+
+    click.echo(f"\nRunning the project's tests: python -m pytest (in {project.path}) ...")
+    tests = run_project_tests(project.path, workdir / "project-tests")
+    click.echo(f"Project tests: {tests.summary()}")
+    return tests
 
 
 def _exit_despite_threads(code: int) -> None:

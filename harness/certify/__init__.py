@@ -8,7 +8,7 @@ suite; each is a function registered with :func:`check` under a stable id, and
 
 from __future__ import annotations
 
-from harness.certify._bundle import SecretLeakError, write_bundle
+from harness.certify._bundle import BundleError, SecretLeakError, check_report_dir, write_bundle
 from harness.certify._checks import (
     KINDS,
     SUITES,
@@ -23,11 +23,20 @@ from harness.certify._checks import (
 )
 from harness.certify._context import CheckContext, DecodedRecord, ProcessWorker, WorkerHandle
 from harness.certify._discovery import all_checks
+from harness.certify._hub import HubManifest, hub_manifest
+from harness.certify._manifest import (
+    BundleVerification,
+    NotABundleError,
+    sha256_file,
+    verify_bundle,
+)
 from harness.certify._probe import SourceProbe, offset_key
 from harness.certify._progress import TerminalProgress
 from harness.certify._project import Project
+from harness.certify._provenance import git_state
 from harness.certify._rest import RestClient, RestResponse
 from harness.certify._runner import CertificationRun, ProgressListener, certify, plan, redact
+from harness.certify._submission import ProjectTests, TestResultsError, attach_tests, run_tests
 
 __all__ = [
     # running
@@ -37,7 +46,21 @@ __all__ = [
     "ProgressListener",
     "TerminalProgress",
     "write_bundle",
+    "check_report_dir",
+    "BundleError",
     "SecretLeakError",
+    # the bundle's submission material and its verification
+    "verify_bundle",
+    "BundleVerification",
+    "NotABundleError",
+    "sha256_file",
+    "git_state",
+    "hub_manifest",
+    "HubManifest",
+    "ProjectTests",
+    "TestResultsError",
+    "attach_tests",
+    "run_tests",
     "Project",
     # checks
     "check",

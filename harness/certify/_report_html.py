@@ -107,6 +107,12 @@ summary { cursor: pointer; color: #0969da; }
 #filters label { margin-right: 12px; }
 body.hide-passed .result.outcome-passed, body.hide-failed .result.outcome-failed,
 body.hide-error .result.outcome-error, body.hide-skipped .result.outcome-skipped { display: none; }
+table.submission td.mark { white-space: nowrap; font-weight: 700; }
+.mark-present { color: var(--pass); }
+.mark-incomplete { color: #9a6700; }
+.mark-missing { color: var(--fail); }
+ul.missing { margin: 2px 0; padding-left: 18px; color: #57606a; }
+table.provenance td { word-break: break-all; }
 footer { margin-top: 48px; color: #57606a; font-size: 13px; }
 """
 
@@ -188,11 +194,102 @@ def _header(run: CertificationRun, found: str) -> str:
         f'<p id="verdict-reason">{_e(verdict_reason(run))}</p>'
         f'<p class="counts">{chips}<span>{total["total"]} results</span></p>'
         + _attention(run)
+        + _submission(run)
+        + _provenance(run)
         + f'<p class="meta">Kafka: {_e(run.kafka)} · started {_e(_when(run.started_at))} · '
         f"took {_e(format_duration(run.duration_s))} · exit code {run.exit_code}</p>"
-        '<nav><a href="#checklist">Checklist</a><a href="#performance">Performance</a>'
+        + "<nav>"
+        + ('<a href="#submission">Submission</a>' if run.submission else "")
+        + ('<a href="#provenance">Provenance</a>' if run.provenance else "")
+        + '<a href="#checklist">Checklist</a><a href="#performance">Performance</a>'
         '<a href="#config-reference">Configuration reference</a>'
         '<a href="#environment">Environment and timing</a></nav></header>'
+    )
+
+
+_STATUS_MARK = {"present": "\u2713", "incomplete": "!", "missing": "\u2717"}
+
+
+def _submission(run: CertificationRun) -> str:
+    """The submission checklist: each item the partner guide asks for, present or missing."""
+    items = run.submission.get("items") or []
+    if not items:
+        return ""
+    rows = []
+    for item in items:
+        status = str(item.get("status", "missing"))
+        files = ", ".join(
+            f'<a href="{_e(f)}"><code>{_e(f)}</code></a>' for f in item.get("files") or []
+        )
+        missing = "".join(f"<li>{_e(m)}</li>" for m in item.get("missing") or [])
+        rows.append(
+            f'<tr class="item-{_e(status)}" data-item="{_e(item.get("item", ""))}">'
+            f'<td class="mark mark-{_e(status)}">{_STATUS_MARK.get(status, "?")} {_e(status)}</td>'
+            f"<td>{_e(item.get('title', ''))}"
+            + (f'<div class="meta">{_e(item["note"])}</div>' if item.get("note") else "")
+            + f"</td><td>{files or 'none'}"
+            + (f'<ul class="missing">{missing}</ul>' if missing else "")
+            + "</td></tr>"
+        )
+    complete = bool(run.submission.get("complete"))
+    head = (
+        "Every item is in the bundle."
+        if complete
+        else "Not ready to submit: the items marked missing or incomplete need work. "
+        "(The checklist does not change the verdict.)"
+    )
+    return (
+        '<section id="submission"><h2>Submission checklist</h2>'
+        f'<p class="meta">{_e(head)}</p><table class="submission"><thead><tr><th>Status</th>'
+        "<th>What the partner guide asks for</th><th>In this bundle</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _provenance(run: CertificationRun) -> str:
+    """One line per fact of where the certified connector comes from."""
+    data = run.provenance
+    if not data:
+        return ""
+    source = data.get("source") or {}
+    wheel = data.get("wheel") or {}
+    broker = data.get("broker") or {}
+    if source.get("commit"):
+        state = "dirty: uncommitted changes" if source.get("dirty") else "clean"
+        where = f" on {source['branch']}" if source.get("branch") else ""
+        where += f" from {source['remote']}" if source.get("remote") else ""
+        source_text = f"git {source['commit']}{where} ({state})" + (
+            f"; {source['note']}" if source.get("note") else ""
+        )
+    else:
+        source_text = str(source.get("note") or "unknown")
+    wheel_text = (
+        f"{wheel['file']} sha256 {wheel['sha256']}"
+        if wheel.get("file")
+        else f"none: {wheel.get('note') or 'not built'}"
+    )
+    broker_text = " ".join(str(broker.get(k) or "") for k in ("name", "version")).strip()
+    broker_text = f"{broker_text or 'unknown'} ({broker.get('kind', '')})" + (
+        f": {broker['note']}" if broker.get("note") else ""
+    )
+    project = data.get("project") or {}
+    kit = data.get("kit") or {}
+    python = data.get("python") or {}
+    system = data.get("os") or {}
+    rows = [
+        ("Project", f"{project.get('name', '')} {project.get('version', '')}"),
+        ("Source", source_text),
+        ("Wheel", wheel_text),
+        ("Kit", f"{kit.get('name', '')} {kit.get('version', '')}"),
+        ("Python", f"{python.get('implementation', '')} {python.get('version', '')}"),
+        ("OS", str(system.get("platform", ""))),
+        ("Broker", broker_text),
+    ]
+    table = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    relation = f'<p class="meta">{_e(wheel["relation"])}</p>' if wheel.get("relation") else ""
+    return (
+        '<section id="provenance"><h2>Provenance</h2>'
+        f'<table class="provenance"><tbody>{table}</tbody></table>{relation}</section>'
     )
 
 

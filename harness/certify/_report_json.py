@@ -34,6 +34,8 @@ def summary(run: CertificationRun) -> dict[str, Any]:
         "only": list(run.only),
         "skip": list(run.skip),
         "environment": dict(run.environment),
+        "provenance": run.provenance,
+        "submission": run.submission,
         "started": run.started_at.isoformat(),
         "finished": finished.isoformat() if finished is not None else None,
         "duration_s": round(run.duration_s, 3),

@@ -10,7 +10,9 @@ test case's ``<system-out>``.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from harness.certify._checks import SUITES, CheckResult, Outcome
 from harness.certify._report_common import clean, counts, verdict
@@ -61,11 +63,37 @@ def junit_xml(run: CertificationRun) -> ET.Element:
             ("project.version", run.project.version),
             ("verdict", verdict(run)),
             *sorted(run.environment.items()),
+            *provenance_properties(run.provenance),
         ]:
             ET.SubElement(properties, "property", {"name": clean(name), "value": clean(value)})
         for result in results:
             element.append(_testcase(result))
     return root
+
+
+def provenance_properties(
+    data: Mapping[str, Any], prefix: str = "provenance"
+) -> list[tuple[str, str]]:
+    """``data`` flattened to ``(provenance.source.commit, value)`` pairs (None and lists kept)."""
+    out: list[tuple[str, str]] = []
+    for key, value in data.items():
+        name = f"{prefix}.{key}"
+        if isinstance(value, Mapping):
+            out.extend(provenance_properties(value, name))
+        elif isinstance(value, list):
+            out.append((name, ", ".join(str(v) for v in value)))
+        else:
+            out.append(
+                (
+                    name,
+                    ""
+                    if value is None
+                    else str(value).lower()
+                    if isinstance(value, bool)
+                    else str(value),
+                )
+            )
+    return out
 
 
 def _testcase(result: CheckResult) -> ET.Element:

@@ -74,6 +74,10 @@ class CertificationRun:
     secrets: set[str] = field(default_factory=set)
     #: What an isolated run had to give up on, one line each (``OFF-07 [Driver]: why``).
     abandoned: list[str] = field(default_factory=list)
+    #: Filled by :func:`~harness.certify.write_bundle`: where what was certified comes from,
+    #: and the submission checklist (both JSON-ready).
+    provenance: dict[str, Any] = field(default_factory=dict)
+    submission: dict[str, Any] = field(default_factory=dict)
 
     def count(self, outcome: Outcome) -> int:
         """How many results ended with ``outcome``."""

@@ -452,15 +452,19 @@ def test_sanitize_keeps_text_markup_only() -> None:
 # --- the bundle and its secret scan -------------------------------------------------------
 
 
-def test_write_bundle_writes_three_files(tmp_path: Path) -> None:
+def test_write_bundle_writes_the_reports(tmp_path: Path) -> None:
     run = _mixed(tmp_path)
     files = write_bundle(run, tmp_path / "out" / "report")
     assert {k: p.name for k, p in files.items()} == {
         "junit": "junit.xml",
         "summary": "summary.json",
         "html": "report.html",
+        "hub": "manifest.json",  # the rest of the bundle: tests/certify/test_bundle.py
+        "manifest": "SHA256SUMS",
     }
-    assert all(p.is_file() and p.stat().st_size > 500 for p in files.values())
+    assert all(
+        files[k].is_file() and files[k].stat().st_size > 500 for k in ("junit", "summary", "html")
+    )
     ET.parse(files["junit"])
     json.loads(files["summary"].read_text(encoding="utf-8"))
 
@@ -486,7 +490,7 @@ def test_write_bundle_refuses_to_ship_a_secret(tmp_path: Path) -> None:
 
     redact(leaky, run.secrets)  # what the runner does before any report sees a result
     files = write_bundle(run, tmp_path / "redacted")
-    for path in files.values():
+    for path in (files["junit"], files["summary"], files["html"]):
         text = path.read_text(encoding="utf-8")
         assert "Pa55" not in text
         assert "[hidden]" in text
