@@ -8,9 +8,10 @@ command line) with one frame per event:
 
 - ``("config_docs", docs)`` once, the generated config references of the project's connectors;
 - ``("started", index)`` when a check starts (the parent's deadline for it starts then);
-- ``("result", index, fields, secrets)`` when it ended: the :class:`CheckResult`'s fields
-  except ``check``, taken generically (a field added to the dataclass flows through), and the
-  secret values the check registered;
+- ``("result", index, fields, secrets, leaked)`` when it ended: the :class:`CheckResult`'s
+  fields except ``check``, taken generically (a field added to the dataclass flows through; a
+  value that cannot be pickled crosses as its ``repr``), the secret values the run registered,
+  and the non-daemon threads the check left running (named, with where each is);
 - ``("retire", reason)`` when the child must not run another check (a check left non-daemon
   threads running); the parent starts a fresh child for the rest;
 - ``("done",)`` when every check of the job ended.
@@ -37,7 +38,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["LEAK_GRACE_S", "read_frame", "write_frame"]
+__all__ = [
+    "LEAK_GRACE_S",
+    "leaked_threads",
+    "read_frame",
+    "result_fields",
+    "write_frame",
+]
 
 _HEADER = struct.Struct(">I")
 #: How long the child waits for threads a check started to end before calling them leaked.

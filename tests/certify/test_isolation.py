@@ -9,14 +9,20 @@ why, and keep running the checks after the broken one.
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from harness.certify import Outcome
+from harness.certify._child import leaked_threads, read_frame, result_fields, write_frame
 
 CDK = Path(sys.executable).with_name("cdk")
 
@@ -214,3 +220,42 @@ def test_a_task_ending_the_process_is_an_error_and_the_next_checks_run(
     assert found[("CFG-01", "FileStreamSinkDriver")]["outcome"] == "passed", output
     assert "Verdict: FAILED" in answer.stdout, output
     assert "Exit status: 1" in answer.stdout, output
+
+
+def test_results_cross_the_process_boundary_field_by_field() -> None:
+    # every field but the check crosses, whatever fields CheckResult has; a value that cannot
+    # be pickled crosses as its text rather than losing the result
+    @dataclasses.dataclass
+    class Result:
+        check: object
+        outcome: Outcome
+        evidence: dict[str, Any]
+        handle: object
+
+    lock = threading.Lock()
+    fields = result_fields(Result(object(), Outcome.PASSED, {"sent": 100, "stored": 100}, lock))
+    assert set(fields) == {"outcome", "evidence", "handle"}
+    assert fields["outcome"] is Outcome.PASSED
+    assert fields["evidence"] == {"sent": 100, "stored": 100}
+    assert fields["handle"] == repr(lock)
+    buffer = io.BytesIO()
+    write_frame(buffer, ("result", 1, fields))
+    buffer.seek(0)
+    assert read_frame(buffer) == ("result", 1, fields)
+    with pytest.raises(EOFError):
+        read_frame(buffer)
+
+
+def test_a_leaked_thread_is_named_with_where_it_is() -> None:
+    before = set(threading.enumerate())
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait, name="left-behind")
+    thread.start()
+    try:
+        (leaked,) = leaked_threads(before, grace=0.2)
+        assert leaked.startswith("left-behind (at ")
+        assert "in wait" in leaked
+    finally:
+        stop.set()
+        thread.join()
+    assert leaked_threads(before, grace=0.2) == []
