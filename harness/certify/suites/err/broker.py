@@ -2,8 +2,9 @@
 
 Confluent's partner guide asks a connector's authors to test, and document, what their
 connector does when the Kafka cluster fails. These checks stall the run's broker in the middle
-of a stream, SIGSTOP for :data:`STALL_S` seconds then SIGCONT (its connections stay open and
-nothing answers, as in a long broker pause), while records flow:
+of a stream for :data:`STALL_S` seconds (SIGSTOP then SIGCONT for the embedded broker, docker
+pause then unpause for a container: its connections stay open and nothing answers, as in a long
+broker pause), while records flow:
 
 - ERR-04 (source): records are written into the source system before, during and after the
   stall; every one must reach Kafka, and the tasks must stay RUNNING and recover by themselves.
@@ -12,8 +13,8 @@ nothing answers, as in a long broker pause), while records flow:
   and recover by themselves.
 
 The check restarts nothing. Duplicates are allowed for an at-least-once connector (none for
-exactly-once) and reported. A run whose broker cannot be stalled (a container, an existing
-cluster) cannot verify these checks.
+exactly-once) and reported. A run on an existing cluster, whose broker the run cannot stall,
+cannot verify these checks.
 """
 
 from __future__ import annotations
@@ -62,13 +63,13 @@ _EXPECTED_RUNNING = "the tasks to keep running through a broker stall and recove
 def source_broker_stall(ctx: CheckContext) -> None:
     """A source loses nothing and needs no restart when the Kafka broker stalls mid-stream.
 
-    Records are written and delivered; then the broker is stopped (SIGSTOP) for 10 s while
-    more records are written into the source system, and continued (SIGCONT); then more are
-    written. Within 60 s of the broker's return every record must be in Kafka (duplicates only
+    Records are written and delivered; then the broker is stopped (SIGSTOP, or docker pause
+    for a container) for 10 s while more records are written into the source system, and
+    continued; then more are written. Within 60 s of the broker's return every record must be in Kafka (duplicates only
     for an at-least-once connector; their number is reported) and no task may have FAILED. A
     source that fails its task on a Kafka timeout of its own, or skips what it could not send
-    in time, fails this check. Not verified where the broker cannot be stalled (only the
-    embedded broker can).
+    in time, fails this check. Not verified on an existing cluster (only a broker the run
+    started, embedded or in a container, can be stalled).
     """
     _stall_check(ctx)
 
@@ -82,13 +83,13 @@ def source_broker_stall(ctx: CheckContext) -> None:
 def sink_broker_stall(ctx: CheckContext) -> None:
     """A sink loses nothing and needs no restart when the Kafka broker stalls mid-stream.
 
-    Records are produced and stored; then the broker is stopped (SIGSTOP) for 10 s while the
-    harness produces more (they reach the sink late, once the broker is back), and continued
-    (SIGCONT); then more are produced. Within 60 s of the broker's return every record must be
+    Records are produced and stored; then the broker is stopped (SIGSTOP, or docker pause for
+    a container) for 10 s while the harness produces more (they reach the sink late, once the
+    broker is back), and continued; then more are produced. Within 60 s of the broker's return every record must be
     stored (duplicates only for an at-least-once connector; their number is reported) and no
     task may have FAILED. A sink that fails on a late batch or a consumer timeout, or drops
-    records it deems stale, fails this check. Not verified where the broker cannot be stalled
-    (only the embedded broker can).
+    records it deems stale, fails this check. Not verified on an existing cluster (only a
+    broker the run started, embedded or in a container, can be stalled).
     """
     _stall_check(ctx)
 
@@ -99,8 +100,8 @@ def _stall_check(ctx: CheckContext) -> None:
         # the outcome for "the environment lacks something" (SKIPPED before it existed)
         not_verified = getattr(_checks, "CheckNotVerified", _checks.CheckSkipped)
         raise not_verified(
-            f"the broker of this run ({ctx.kafka_kind}) cannot be stalled; only the embedded "
-            "broker can (cdk certify --kafka embedded)"
+            f"the broker of this run ({ctx.kafka_kind}) cannot be stalled; only a broker the run "
+            "started can (cdk certify --kafka embedded, or testcontainers)"
         )
     with ctx.driver() as d, ctx.worker() as w:
         flow = Flow.open(ctx, d)
