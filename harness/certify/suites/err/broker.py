@@ -65,11 +65,11 @@ def source_broker_stall(ctx: CheckContext) -> None:
 
     Records are written and delivered; then the broker is stopped (SIGSTOP, or docker pause
     for a container) for 10 s while more records are written into the source system, and
-    continued; then more are written. Within 60 s of the broker's return every record must be in Kafka (duplicates only
-    for an at-least-once connector; their number is reported) and no task may have FAILED. A
-    source that fails its task on a Kafka timeout of its own, or skips what it could not send
-    in time, fails this check. Not verified on an existing cluster (only a broker the run
-    started, embedded or in a container, can be stalled).
+    continued; then more are written. Within 60 s of the broker's return every record must be
+    in Kafka (duplicates only for an at-least-once connector; their number is reported) and no
+    task may have FAILED. A source that fails its task on a Kafka timeout of its own, or skips
+    what it could not send in time, fails this check. Not verified on an existing cluster
+    (only a broker the run started, embedded or in a container, can be stalled).
     """
     _stall_check(ctx)
 
@@ -85,11 +85,11 @@ def sink_broker_stall(ctx: CheckContext) -> None:
 
     Records are produced and stored; then the broker is stopped (SIGSTOP, or docker pause for
     a container) for 10 s while the harness produces more (they reach the sink late, once the
-    broker is back), and continued; then more are produced. Within 60 s of the broker's return every record must be
-    stored (duplicates only for an at-least-once connector; their number is reported) and no
-    task may have FAILED. A sink that fails on a late batch or a consumer timeout, or drops
-    records it deems stale, fails this check. Not verified on an existing cluster (only a
-    broker the run started, embedded or in a container, can be stalled).
+    broker is back), and continued; then more are produced. Within 60 s of the broker's return
+    every record must be stored (duplicates only for an at-least-once connector; their number
+    is reported) and no task may have FAILED. A sink that fails on a late batch or a consumer
+    timeout, or drops records it deems stale, fails this check. Not verified on an existing
+    cluster (only a broker the run started, embedded or in a container, can be stalled).
     """
     _stall_check(ctx)
 
