@@ -162,6 +162,8 @@ def test_a_leaked_non_daemon_thread_is_named_and_cannot_hang_the_run(
     assert found[("CFG-01", "FileStreamSinkDriver")]["outcome"] == "passed", output
     assert "Abandoned (1):" in answer.stdout, output
     assert "OFF-01 [Driver]: left non-daemon threads running: leaked-poller" in answer.stdout
+    (abandoned,) = summary["abandoned"]
+    assert abandoned.startswith("OFF-01 [Driver]: left non-daemon threads running: leaked-poller")
     assert "Verdict: FAILED" in answer.stdout, output
 
 
