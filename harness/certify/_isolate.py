@@ -38,6 +38,7 @@ from harness.certify._child import read_frame, write_frame
 __all__ = [
     "DEFAULT_CHECK_TIMEOUT_S",
     "EXIT_GRACE_S",
+    "STARTUP_TIMEOUT_S",
     "Abandoned",
     "ChildFailed",
     "check_timeout",
@@ -46,6 +47,10 @@ __all__ = [
 
 #: The deadline of a check unless the run sets one (checks that need Spark get three times it).
 DEFAULT_CHECK_TIMEOUT_S = 300.0
+#: How long a child may take to start its first check, or its next one after a result (the
+#: run's check deadline when it sets one, but at least :data:`STARTUP_MIN_S`).
+STARTUP_TIMEOUT_S = 120.0
+STARTUP_MIN_S = 10.0
 #: How long a child has to end once told there is nothing left (then its group is killed).
 EXIT_GRACE_S = 5.0
 #: How long the child has to write its thread dump before it is killed.
@@ -121,6 +126,9 @@ def run_isolated(
                 child, timeout, make_result, error_result, on_started, on_result, on_config_docs
             )
             abandoned.extend(lost)
+        except BaseException:
+            _kill_group(child.proc)  # interrupted (Ctrl-C) or failed: no grace period
+            raise
         finally:
             _finish(child)
             after_child()
@@ -197,12 +205,23 @@ def _drive(
     deadline: float | None = None
     limit = 0.0
     started_any = False
+    startup = STARTUP_TIMEOUT_S if timeout is None else max(timeout, STARTUP_MIN_S)
+    idle_deadline = time.monotonic() + startup
     while True:
-        wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        wait = max((deadline or idle_deadline) - time.monotonic(), 0.0)
         try:
             message = child.messages.get(timeout=wait)
         except queue.Empty:
-            assert current is not None
+            if current is None:
+                _kill_group(child.proc)
+                if started_any:  # stuck between two checks: the rest go to a fresh child
+                    return _left(order, pending), []
+                # importing the drivers or generating the config references does not end
+                raise ChildFailed(
+                    "the process that runs the checks did not start a check within "
+                    f"{startup:g}s (importing the drivers, or a connector's config(), does not "
+                    "return)"
+                ) from None
             details = _dump_threads(child)
             _kill_group(child.proc)
             why = f"overran its deadline of {limit:g}s"
@@ -251,6 +270,7 @@ def _drive(
             result = make_result(item, {**fields, "_secrets": secrets})
             on_result(result, leaked)
             current, deadline = None, None
+            idle_deadline = time.monotonic() + startup
         elif kind == "retire":
             return _left(order, pending), []
         elif kind == "done":

@@ -79,6 +79,16 @@ class Driver(FileStreamSourceDriver):
     connector: ClassVar[type] = Stuck
 """
 
+HANGS_IN_CONFIG = """
+class Stuck(FileStreamSourceConnector):
+    def config(self):
+        threading.Event().wait()
+
+
+class Driver(FileStreamSourceDriver):
+    connector: ClassVar[type] = Stuck
+"""
+
 HANGS_IN_STOP = """
 class StuckTask(FileStreamSourceTask):
     def stop(self):
@@ -185,6 +195,28 @@ def test_a_check_overrunning_its_deadline_is_abandoned_with_a_thread_dump(
     assert "in validate" in (stuck["details"] or ""), stuck
     assert found[("CFG-02", "FileStreamSinkDriver")]["outcome"] == "passed", output
     assert "CFG-02 [Driver]: the check overran its deadline of 4s" in answer.stdout, output
+
+
+def test_a_connector_config_that_never_returns_stops_the_run_with_a_clear_error(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    # the child generates the config references before its first check: connector code
+    root = make_project(tmp_path, HANGS_IN_CONFIG)
+    try:
+        answer = subprocess.run(
+            [str(CDK), "certify", str(root), "--kafka", kafka_bootstrap, "--only", "CFG-01"]
+            + ["--check-timeout", "4"],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"cdk certify did not exit within 90s; output so far:\n{exc.stdout!r}")
+    assert answer.returncode == 2, answer.stdout + answer.stderr
+    assert "did not start a check within 10s" in answer.stderr, answer.stderr
+    assert "config()" in answer.stderr, answer.stderr
+    assert "Traceback" not in answer.stderr, answer.stderr
 
 
 def test_a_task_hanging_in_stop_cannot_hang_the_run(tmp_path: Path, kafka_bootstrap: str) -> None:
