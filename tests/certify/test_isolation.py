@@ -202,10 +202,10 @@ def test_a_connector_config_that_never_returns_stops_the_run_with_a_clear_error(
 ) -> None:
     # the child generates the config references before its first check: connector code
     root = make_project(tmp_path, HANGS_IN_CONFIG)
+    args = ["--kafka", kafka_bootstrap, "--only", "CFG-01", "--check-timeout", "4"]
     try:
         answer = subprocess.run(
-            [str(CDK), "certify", str(root), "--kafka", kafka_bootstrap, "--only", "CFG-01"]
-            + ["--check-timeout", "4"],
+            [str(CDK), "certify", str(root), *args],
             capture_output=True,
             text=True,
             timeout=90,
