@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PIP    := $(BIN)/python -m pip
 
-.PHONY: help venv demo reference quickstart test lint typecheck unit bench docs clean
+.PHONY: help venv demo reference quickstart dist test lint typecheck unit bench docs clean
 
 help:
 	@echo "make demo   - set up .venv and run the main job on the embedded default: cdk new a"
@@ -17,6 +17,7 @@ help:
 	@echo "make test   - set up .venv and run the linters, the type checker, the docs build and all tests"
 	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers; 0 runs them in one process)"
 	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
+	@echo "make dist   - build the kit's sdist and wheel into $(DIST)/ (to install it elsewhere)"
 	@echo "make bench  - run the benchmarks in bench/ (not tests)"
 	@echo "make clean  - remove .venv and build/test artefacts"
 
@@ -78,6 +79,16 @@ DOCS_OUT ?= docs/_build/html
 
 docs: $(STAMP)
 	$(BIN)/sphinx-build -E -W --keep-going -q -b html docs $(DOCS_OUT)
+
+# The kit's distributions, to install it into a partner's project without a release:
+# `pip install "dist/connect_cdk-<version>-py3-none-any.whl[certify]"`. The wheel is built from
+# the sdist (`uv build`), so a file missing from the sdist is missing from the wheel too.
+DIST ?= dist
+
+dist: $(STAMP)
+	rm -rf $(DIST)
+	$(BIN)/uv build --quiet --out-dir $(DIST)
+	@ls $(DIST)/*.whl $(DIST)/*.tar.gz
 
 test: lint typecheck docs unit
 

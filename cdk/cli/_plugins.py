@@ -46,34 +46,36 @@ def plugins(kinds: tuple[str, ...]) -> None:
 
     Connectors come from the ``cdk.plugins`` entry points of installed distributions; the rest
     ship with the kit. Each row gives the type, the name to use in configs (Kafka's class name
-    where there is one), the version and the Python class.
+    where there is one), the version and the other names that load the same plugin in a config:
+    entry point names, Kafka's aliases (the simple class name and that name without the suffix
+    of its kind, as ``JsonConverter`` and ``Json``) and the Python class.
     """
     from cdk.runtime._plugins import Plugins
 
+    registry = Plugins()
     kafka_names = {
         target.replace(":", "."): alias
         for alias, target in KAFKA_CLASS_ALIASES.items()
         if alias.startswith(("org.", "io."))
     }
-    rows = [
-        (
-            desc.type.value,
-            kafka_names.get(desc.class_name, desc.class_name),
-            desc.version,
-            desc.class_name,
-        )
-        for desc in Plugins().all()
-        if not kinds or desc.type.value in kinds
-    ]
+    rows = []
+    for desc in registry.all():
+        if kinds and desc.type.value not in kinds:
+            continue
+        name = kafka_names.get(desc.class_name, desc.class_name)
+        others = [a for a in registry.aliases(desc.class_name) if a != name]
+        if desc.class_name != name:
+            others.append(desc.class_name)
+        rows.append((desc.type.value, name, desc.version, ", ".join(others)))
     if not rows:
         click.echo("no plugins found")
         return
     rows.sort(key=lambda row: (_KINDS.index(row[0]) if row[0] in _KINDS else 99, row[1]))
-    name_width = max(len(row[1]) for row in rows)
-    version_width = max(len(row[2]) for row in rows)
-    for kind, name, version, class_name in rows:
-        shown = "" if class_name == name else f"  {class_name}"
-        click.echo(f"{kind:<16} {name:<{name_width}}  {version:<{version_width}}{shown}".rstrip())
+    header = ("TYPE", "NAME", "VERSION", "ALIASES")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
+    for row in [header, *rows]:
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
+        click.echo(f"{line}  {row[3]}".rstrip())
 
 
 @click.command()
@@ -101,7 +103,11 @@ def docs(plugin: str, fmt: str, output: Path | None) -> None:
     try:
         cls = resolve_plugin(plugin)
     except ConfigException as exc:
-        raise click.BadParameter(str(exc), param_hint="PLUGIN") from exc
+        from cdk.runtime._plugins import Plugins
+
+        close = Plugins().suggestions(plugin)
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        raise click.BadParameter(f"{exc}{hint}", param_hint="PLUGIN") from exc
     try:
         config_def = cls().config()
     except Exception as exc:

@@ -62,6 +62,18 @@ def read_connector_file(path: Path) -> tuple[str, dict[str, str]]:
     return str(name).strip(), config
 
 
+def _failure(status: dict[str, Any]) -> str | None:
+    """Why the connector of a status (``GET /connectors/{name}/status``) FAILED; None if not.
+
+    The reason is the last line of the trace: the exception and its message.
+    """
+    connector = status.get("connector", {})
+    if connector.get("state") != "FAILED":
+        return None
+    lines = [line for line in str(connector.get("trace") or "").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no reason given"
+
+
 @click.command()
 @click.argument("worker_properties", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument(
@@ -111,15 +123,25 @@ def standalone(
     try:
         try:
             worker.start()
+            states = []
             for name, config in connectors:
                 info = worker.herder.create_connector(name, config)
-                log.info(
-                    "Created connector %s (%s, %d task(s))", name, info["type"], len(info["tasks"])
-                )
+                failure = _failure(worker.herder.connector_status(name))
+                if failure is None:
+                    log.info(
+                        "Created connector %s (%s, %d task(s))",
+                        name,
+                        info["type"],
+                        len(info["tasks"]),
+                    )
+                    states.append(name)
+                else:
+                    log.error("Connector %s FAILED: %s", name, failure)
+                    states.append(f"{name} (FAILED: {failure})")
         except (ConnectException, ConfigException) as exc:
             worker.stop()
             raise click.ClickException(str(exc)) from exc
-        names = ", ".join(name for name, _ in connectors) or "none"
+        names = ", ".join(states) or "none"
         click.echo(f"cdk standalone: REST API at {worker.rest_url}; connectors: {names}", err=True)
         while not stop.wait(0.5):
             pass

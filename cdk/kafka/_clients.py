@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -64,12 +66,14 @@ class BrokerUnreachableException(ConnectException):
 
     Attributes:
         bootstrap_servers: the addresses that were tried.
+        detail: what went wrong (the message without the bootstrap servers).
     """
 
     def __init__(self, bootstrap_servers: str, detail: str) -> None:
         text = f"Kafka broker unreachable at bootstrap servers '{bootstrap_servers}': {detail}"
         super().__init__(text)
         self.bootstrap_servers = bootstrap_servers
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -195,7 +199,7 @@ def _new_client(cls: Callable[[dict[str, Any]], _T], kind: str, config: Mapping[
             ", ".join(translated.dropped),
         )
     final = dict(translated.config)
-    final.setdefault("logger", _LIBRDKAFKA_LOG)
+    final.setdefault("logger", _LibrdkafkaLog(str(bootstrap)))
     final.setdefault("error_cb", _error_logger(str(bootstrap), kind))
     try:
         return cls(final)
@@ -449,17 +453,90 @@ def _rejected_key(kind: str, config: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: How long the report of a broker that does not answer stays quiet after it was logged (s).
+UNREACHABLE_WARNING_INTERVAL_S = 60.0
+
+
+class _UnreachableWarnings:
+    """One log line per bootstrap servers (and failure) while their brokers stay unreachable.
+
+    A client retries a broker that does not answer every second or so, and librdkafka logs each
+    failed attempt: those lines go to :data:`LIBRDKAFKA_LOGGER` at DEBUG, and the first failure
+    is logged once, naming the bootstrap servers, then at most every
+    :data:`UNREACHABLE_WARNING_INTERVAL_S` seconds (with the number of attempts in between).
+    A broker that cannot be reached is a WARNING; any other failure to connect (authentication,
+    TLS) keeps librdkafka's level and is counted apart, by its text.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[tuple[str, str], float] = {}
+        self._since: dict[tuple[str, str], int] = {}
+
+    def report(self, bootstrap: str, detail: str, level: int = logging.WARNING) -> None:
+        """Log why a broker at ``bootstrap`` did not answer, unless that was logged lately."""
+        detail = _ATTEMPT_SUFFIX.sub("", _THREAD_PREFIX.sub("", detail)).strip()
+        unreachable = _UNREACHABLE.search(detail) is not None
+        key = (bootstrap, "unreachable" if unreachable else _BROKER_ID.sub("", detail))
+        now = time.monotonic()
+        with self._lock:
+            last = self._last.get(key)
+            if last is not None and now - last < UNREACHABLE_WARNING_INTERVAL_S:
+                self._since[key] = self._since.get(key, 0) + 1
+                return
+            self._last[key] = now
+            repeats = self._since.pop(key, 0)
+        what = "Kafka broker unreachable" if unreachable else "Cannot connect to Kafka"
+        since = f", {repeats} more failed attempt(s) since the last report" if repeats else ""
+        _log.log(
+            logging.WARNING if unreachable else max(level, logging.WARNING),
+            "%s at bootstrap servers '%s': %s (the clients keep retrying%s; "
+            "repeated at most every %gs)",
+            what,
+            bootstrap,
+            detail,
+            since,
+            UNREACHABLE_WARNING_INTERVAL_S,
+        )
+
+
+# "[thrd:host:port/bootstrap]: " before librdkafka's text, and " (after 0ms in state CONNECT)"
+# or " (after 5ms in state UP, 3 identical error(s) suppressed)" after it.
+_THREAD_PREFIX = re.compile(r"^\[thrd:[^\]]*\]:\s*")
+_ATTEMPT_SUFFIX = re.compile(
+    r"\s*\(after \d+ms in state \w+(, \d+ identical error\(s\) suppressed)?\)"
+)
+_BROKER_ID = re.compile(r"^\S+/(bootstrap|\d+):\s*")
+#: librdkafka's texts for a broker that does not answer (refused, unresolvable, timed out, gone).
+_UNREACHABLE = re.compile(
+    r"Connect to \S+ failed|Connection (refused|reset|timed out)|Failed to resolve|"
+    r"Disconnected|timed out|No route to host|Network is unreachable|brokers are down|"
+    r"broker connections are down|transport failure",
+    re.IGNORECASE,
+)
+
+#: Where the clients made here report brokers they cannot reach.
+UNREACHABLE_WARNINGS = _UnreachableWarnings()
+
+
 class _LibrdkafkaLog:
     """Forwards librdkafka's log lines to :data:`LIBRDKAFKA_LOGGER`.
 
-    A broker that refuses connections makes librdkafka log an error line (facility ``FAIL``)
-    on every reconnect attempt; those become INFO, since the failure reaches the caller anyway
-    (an exception, a delivery error, or the all-brokers-down warning of the error callback).
+    A broker that does not answer makes librdkafka log an error line (facility ``FAIL``) on
+    every reconnect attempt: those go to DEBUG and, for a client that knows its bootstrap
+    servers and whose caller does not report the failure itself (``warn``), to
+    :data:`UNREACHABLE_WARNINGS`, which logs them once in a while. Other lines (an idle
+    connection closed, at INFO, included) keep their level.
     """
 
+    def __init__(self, bootstrap: str | None = None, *, warn: bool = True) -> None:
+        self._bootstrap = bootstrap if warn else None
+
     def log(self, level: int, msg: str, *args: Any) -> None:
-        if args and args[0] == "FAIL" and level > logging.INFO:
-            level = logging.INFO
+        if args and args[0] == "FAIL" and level >= logging.WARNING:
+            if self._bootstrap is not None:
+                UNREACHABLE_WARNINGS.report(self._bootstrap, str(args[-1]), level)
+            level = logging.DEBUG
         LIBRDKAFKA_LOGGER.log(level, msg, *args)
 
 
@@ -471,7 +548,7 @@ def _error_logger(bootstrap: str, kind: str) -> Callable[[KafkaError], None]:
         if error.fatal():
             _log.error("Kafka %s (%s) fatal error: %s", kind, bootstrap, error.str())
         elif error.code() == KafkaError._ALL_BROKERS_DOWN:
-            _log.warning("Kafka %s: all brokers at %s are down (%s)", kind, bootstrap, error.str())
+            UNREACHABLE_WARNINGS.report(bootstrap, error.str())
         else:
             _log.debug("Kafka %s (%s) error: %s", kind, bootstrap, error.str())
 
@@ -495,7 +572,10 @@ def _error_code(exc: KafkaException) -> int | None:
 def _admin(admin_or_bootstrap: AdminLike) -> tuple[AdminClient, str]:
     if isinstance(admin_or_bootstrap, str):
         # A short-lived client: an unreachable broker is reported by the exception alone.
-        config = admin_config(admin_or_bootstrap, {"error_cb": _ignore_error})
+        config = admin_config(
+            admin_or_bootstrap,
+            {"error_cb": _ignore_error, "logger": _LibrdkafkaLog(admin_or_bootstrap, warn=False)},
+        )
         return new_admin(config), admin_or_bootstrap
     if isinstance(admin_or_bootstrap, AdminClient):
         bootstrap = _ADMIN_BOOTSTRAP.get(admin_or_bootstrap, "(those of the admin client)")

@@ -26,12 +26,31 @@ from cdk.runtime._requests import BadRequestException
 from cdk.runtime._worker_config import CLIENT_OVERRIDE_PREFIXES, WorkerConfig, check_client_override
 
 __all__ = [
+    "UNKNOWN_KEY_MESSAGE",
     "config_infos",
     "config_key_info",
     "config_value_info",
     "connector_plugins",
     "plugin_config_infos",
+    "unknown_keys",
 ]
+
+#: Kafka's warning (``AbstractConfig.logUnused``) for a supplied key that no ConfigDef defines,
+#: after the connector context that Kafka Connect puts before its log lines (``[name|worker]``).
+UNKNOWN_KEY_MESSAGE = "[%s|worker] The configuration '%s' was supplied but isn't a known config."
+
+# Keys under these prefixes go to plugins whose own keys are not all declared (converters,
+# transformations and predicates configure themselves; client overrides are checked against
+# the override policy and the client library): they are never reported as unknown.
+_PASS_THROUGH_PREFIXES = (
+    "key.converter.",
+    "value.converter.",
+    "header.converter.",
+    "transforms.",
+    "predicates.",
+    "topic.creation.",
+    *CLIENT_OVERRIDE_PREFIXES.values(),
+)
 
 
 def config_key_info(key: ConfigKey, prefix: str = "") -> dict[str, Any]:
@@ -157,6 +176,27 @@ def config_infos(
         "groups": groups,
         "configs": configs,
     }
+
+
+def unknown_keys(infos: Mapping[str, Any], props: Mapping[str, Any]) -> list[str]:
+    """The keys of ``props`` that no ConfigDef of a validated configuration defines, sorted.
+
+    Known are the framework's keys, the connector's own (its ``config()`` and what its
+    ``validate()`` reported), and anything under a converter, transformation, predicate,
+    topic creation or client override prefix.
+
+    Args:
+        infos: what :func:`config_infos` answered for ``props``.
+        props: the configuration as supplied.
+    """
+    known: set[str] = set()
+    for entry in infos.get("configs", ()):
+        for part in ("definition", "value"):
+            if entry.get(part):
+                known.add(entry[part]["name"])
+    return sorted(
+        key for key in props if key not in known and not key.startswith(_PASS_THROUGH_PREFIXES)
+    )
 
 
 def _client_kinds(connector: Connector, props: Mapping[str, Any]) -> list[str]:

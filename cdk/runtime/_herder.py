@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from cdk.api import SinkConnector, SourceConnector, TopicPartition
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
-from cdk.runtime._config_infos import config_infos, connector_plugins, plugin_config_infos
+from cdk.runtime._config_infos import (
+    UNKNOWN_KEY_MESSAGE,
+    config_infos,
+    connector_plugins,
+    plugin_config_infos,
+    unknown_keys,
+)
 from cdk.runtime._config_secrets import mask, resolve_variables, restore_variables, secret_keys
 from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
 from cdk.runtime._connector_offsets import (
@@ -58,6 +64,7 @@ if TYPE_CHECKING:
 __all__ = ["StandaloneHerder"]
 
 log = logging.getLogger("cdk.runtime.herder")
+config_log = logging.getLogger("cdk.runtime.config")
 
 #: How long a request waits for a connector to start (Kafka's REST request timeout).
 REQUEST_TIMEOUT_S = 90.0
@@ -417,6 +424,8 @@ class StandaloneHerder:
                 + "You can also find the above list of errors at the endpoint "
                 "`/connector-plugins/{connectorType}/config/validate`"
             )
+        for key in unknown_keys(infos, config):
+            config_log.warning(UNKNOWN_KEY_MESSAGE, name, key)
         with self._lock:
             exists = name in self._configs
             if exists and not allow_replace:

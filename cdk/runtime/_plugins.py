@@ -16,6 +16,7 @@ suffix of its kind (``MySourceConnector`` -> ``MySource``, ``JsonConverter`` -> 
 from __future__ import annotations
 
 import builtins
+import difflib
 import enum
 import inspect
 import logging
@@ -57,6 +58,9 @@ class PluginType(str, enum.Enum):
         return self.value
 
 
+#: How similar (difflib's ratio) a known name must be to a misspelt one to be suggested.
+_SUGGESTION_CUTOFF = 0.75
+
 # the suffix Kafka prunes from a simple class name to form the short alias, by kind
 _SUFFIXES = {
     PluginType.SOURCE: "Connector",
@@ -67,6 +71,7 @@ _SUFFIXES = {
     PluginType.PREDICATE: "Predicate",
     PluginType.CONFIG_PROVIDER: "ConfigProvider",
 }
+_LOWER_SUFFIXES = sorted({s.lower() for s in _SUFFIXES.values()}, key=len, reverse=True)
 _BASES: tuple[tuple[type[Any], PluginType], ...] = (
     (SourceConnector, PluginType.SOURCE),
     (SinkConnector, PluginType.SINK),
@@ -237,6 +242,57 @@ class Plugins:
                 return desc.class_name
         return f"{cls.__module__}.{cls.__qualname__}"
 
+    def aliases(self, class_name: str) -> list[str]:
+        """The other names that load the plugin listed as ``class_name``, shortest first.
+
+        Kafka class names (``org.apache.kafka.connect.json.JsonConverter``), entry point names,
+        and Kafka's two aliases: the simple class name and that name without the suffix of the
+        plugin's kind (``JsonConverter``, ``Json``). An alias that several plugins share loads
+        none of them and is left out.
+        """
+        registry = self._scan()
+        cls = registry.exact.get(class_name)
+        if cls is None:
+            return []
+        names = {name for name, other in registry.exact.items() if other is cls}
+        names.update(
+            alias
+            for alias, matches in registry.aliases.items()
+            if len(matches) == 1 and next(iter(matches.values())) is cls
+        )
+        names.update(
+            alias
+            for table in (KAFKA_CLASS_ALIASES, PROVIDER_ALIASES)
+            for alias, target in table.items()
+            if _dotted(target) == class_name
+        )
+        names.discard(class_name)
+        return sorted(names, key=lambda name: (len(name), name))
+
+    def suggestions(self, name: str, *, connectors_only: bool = False) -> list[str]:
+        """The names of the known plugins closest to a misspelt ``name``, best first.
+
+        Each plugin is compared by its class name and every alias (case and the kind's suffix,
+        such as ``Connector``, ignored; for a dotted ``name``, its last part too) and offered
+        once, by its closest name; only plugins about as close as the best one are offered (at
+        most three).
+        """
+        registry = self._scan()
+        descs = self.connectors() if connectors_only else registry.descs
+        texts = {name.strip(), name.replace(":", ".").rsplit(".", 1)[-1].strip()}
+        best: dict[str, tuple[float, str]] = {}
+        for desc in descs:
+            for candidate in (desc.class_name, *self.aliases(desc.class_name)):
+                score = max(_similarity(text, candidate) for text in texts)
+                if score > best.get(desc.class_name, (0.0, ""))[0]:
+                    best[desc.class_name] = (score, candidate)
+        ranked = sorted(best.values(), key=lambda pair: (-pair[0], pair[1]))
+        if not ranked or ranked[0][0] < _SUGGESTION_CUTOFF:
+            return []
+        top = ranked[0][0]
+        close = [c for score, c in ranked if score >= max(_SUGGESTION_CUTOFF, top - 0.05)]
+        return list(dict.fromkeys(close))[:3]
+
     # ------------------------------------------------------------------ loading
     def load(self, name: str | type) -> type:
         """Load a plugin class by name.
@@ -293,9 +349,11 @@ class Plugins:
             cls = self.load(name)
         except ConfigException as exc:
             available = ", ".join(d.class_name for d in self.connectors()) or "none"
+            close = self.suggestions(name, connectors_only=True) if isinstance(name, str) else []
+            hint = f" Did you mean {' or '.join(close)}?" if close else ""
             raise ConfigException(
                 f"Failed to find any class that implements Connector and which name matches "
-                f"{name}, available connectors are: {available}. {exc}"
+                f"{name}, available connectors are: {available}. {exc}{hint}"
             ) from exc
         if not issubclass(cls, Connector):
             raise ConfigException(
@@ -366,6 +424,26 @@ class Plugins:
     def __repr__(self) -> str:
         state = "not scanned" if self._registry is None else f"{len(self._registry.descs)} plugins"
         return f"Plugins({state})"
+
+
+def _similarity(name: str, known: str) -> float:
+    """How close a misspelt ``name`` is to a ``known`` one (0 to 1), for "did you mean".
+
+    Case is ignored, and the names are compared without the suffix of a plugin kind (so that
+    ``JdbcSourceConnector`` is not close to ``SqliteSourceConnector``); compared whole, they
+    count for less (so that ``JsonConvertor`` is still close to ``JsonConverter``).
+    """
+    a, b = name.lower(), known.lower()
+    whole = difflib.SequenceMatcher(None, a, b).ratio()
+    stem = difflib.SequenceMatcher(None, _stem(a), _stem(b)).ratio()
+    return max(stem, whole - 0.15) + whole / 1000  # of equal stems, the closer whole name
+
+
+def _stem(name: str) -> str:
+    for suffix in _LOWER_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def _shown_name(name: str | type) -> str:

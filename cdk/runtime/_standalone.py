@@ -103,10 +103,16 @@ class EmbeddedWorker:
         if self._cluster_id_timeout <= 0:
             return None
         from cdk.kafka import BrokerUnreachableException, check_connection
+        from cdk.kafka._clients import UNREACHABLE_WARNINGS
 
         try:
             return check_connection(self.config.bootstrap_servers, self._cluster_id_timeout)
-        except (BrokerUnreachableException, ConnectException) as exc:
+        except BrokerUnreachableException as exc:
+            # the same (rate-limited) report as the tasks' clients give while it stays down
+            detail = f"could not read the Kafka cluster id, {exc.detail}"
+            UNREACHABLE_WARNINGS.report(exc.bootstrap_servers, detail)
+            return None
+        except ConnectException as exc:
             log.warning("Could not read the Kafka cluster id: %s", exc)
             return None
 

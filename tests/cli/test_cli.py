@@ -41,7 +41,9 @@ def test_plugins_lists_every_kafka_smt_and_converter() -> None:
     assert "org.apache.kafka.connect.transforms.predicates.TopicNameMatches" in out
     assert "org.apache.kafka.connect.json.JsonConverter" in out
     assert "io.confluent.connect.avro.AvroConverter" in out
-    kinds = {line.split()[0] for line in out.splitlines() if line.strip()}
+    header, *lines = out.splitlines()
+    assert header.split() == ["TYPE", "NAME", "VERSION", "ALIASES"]
+    kinds = {line.split()[0] for line in lines if line.strip()}
     assert kinds == {
         "source",
         "sink",
@@ -56,13 +58,49 @@ def test_plugins_lists_every_kafka_smt_and_converter() -> None:
 def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
     result = run("plugins", "--type", "source", "--type", "sink")
     assert result.returncode == 0, result.stderr
-    rows = [line.split() for line in result.stdout.splitlines()]
+    rows = [line.split(maxsplit=3) for line in result.stdout.splitlines()[1:]]
     assert rows == [
-        ["source", "reference_connectors.filestream.FileStreamSourceConnector", "0.1.0"],
-        ["source", "reference_connectors.sqlite.SqliteSourceConnector", "0.1.0"],
-        ["sink", "reference_connectors.filestream.FileStreamSinkConnector", "0.1.0"],
-        ["sink", "reference_connectors.sqlite.SqliteSinkConnector", "0.1.0"],
+        [
+            "source",
+            "reference_connectors.filestream.FileStreamSourceConnector",
+            "0.1.0",
+            "FileStreamSource, FileStreamSourceConnector, "
+            "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        ],
+        [
+            "source",
+            "reference_connectors.sqlite.SqliteSourceConnector",
+            "0.1.0",
+            "SqliteSource, SqliteSourceConnector",
+        ],
+        [
+            "sink",
+            "reference_connectors.filestream.FileStreamSinkConnector",
+            "0.1.0",
+            "FileStreamSink, FileStreamSinkConnector, "
+            "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        ],
+        [
+            "sink",
+            "reference_connectors.sqlite.SqliteSinkConnector",
+            "0.1.0",
+            "SqliteSink, SqliteSinkConnector",
+        ],
     ]
+
+
+def test_plugins_shows_kafka_aliases_of_builtins() -> None:
+    result = run("plugins", "--type", "converter", "--type", "transformation")
+    assert result.returncode == 0, result.stderr
+    rows = {
+        row[1]: row[3] for row in (line.split(maxsplit=3) for line in result.stdout.splitlines())
+    }
+    assert rows["org.apache.kafka.connect.json.JsonConverter"] == (
+        "Json, JsonConverter, cdk.converters.JsonConverter"
+    )
+    assert rows["org.apache.kafka.connect.transforms.InsertField$Value"] == (
+        "InsertField$Value, cdk.transforms.InsertField.Value"
+    )
 
 
 @pytest.mark.parametrize(
@@ -95,6 +133,13 @@ def test_docs_unknown_plugin_is_a_clear_usage_error() -> None:
     assert "com.example.NoSuchConnector" in result.stderr
     assert "could not be found" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_docs_unknown_plugin_suggests_the_closest_names() -> None:
+    result = run("docs", "JsonConvertor")
+    assert result.returncode == 2
+    assert "Did you mean JsonConverter?" in result.stderr
+    assert "Did you mean" not in run("docs", "com.example.NoSuchConnector").stderr
 
 
 def test_docs_unknown_format_is_rejected() -> None:

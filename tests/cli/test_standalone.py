@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -162,3 +166,169 @@ def test_invalid_configs_name_the_keys(tmp_path: Path, kafka_bootstrap: str) -> 
     result = run(worker, nameless)
     assert result.returncode == 1
     assert "has no name" in result.stderr
+
+
+class Standalone:
+    """A ``cdk standalone`` process whose standard error is read as it comes."""
+
+    def __init__(self, *args: str | Path, env: dict[str, str] | None = None) -> None:
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [str(CDK), "standalone", *map(str, args)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        stderr = self.process.stderr
+        assert stderr is not None
+        self._reader = threading.Thread(
+            target=lambda: self.lines.extend(iter(stderr.readline, "")), name="stderr-reader"
+        )
+        self._reader.start()
+
+    @property
+    def output(self) -> str:
+        return "".join(list(self.lines))
+
+    def banner(self, timeout: float = 60) -> str:
+        """The startup line (``cdk standalone: REST API at ...; connectors: ...``)."""
+        return wait_until(
+            lambda: next(
+                (line for line in list(self.lines) if "cdk standalone: REST API at" in line), None
+            ),
+            timeout,
+            message=lambda: "startup banner; stderr:\n" + self.output,
+        )
+
+    def stop(self) -> int:
+        """SIGTERM, then its exit status (killed after 60 s)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=60)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._reader.join(timeout=10)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
+
+
+@contextlib.contextmanager
+def standalone(*args: str | Path, env: dict[str, str] | None = None) -> Iterator[Standalone]:
+    running = Standalone(*args, env=env)
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def test_unknown_connector_class_suggests_the_closest_name(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    worker = write_worker(tmp_path, kafka_bootstrap)
+    connector = tmp_path / "typo.properties"
+    connector.write_text(
+        "name=typo\nconnector.class=FileStreamSorce\nfile=in.txt\ntopic=t\n", encoding="utf-8"
+    )
+    result = run(worker, connector)
+    assert result.returncode == 1
+    assert "which name matches FileStreamSorce" in result.stderr
+    assert "Did you mean FileStreamSource?" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+FAILING_CONNECTOR = """
+from cdk import ConfigDef, ConnectException, SourceConnector, SourceTask
+
+
+class FailingTask(SourceTask):
+    def start(self, props):
+        pass
+
+    def poll(self):
+        return None
+
+    def stop(self):
+        pass
+
+
+class FailingSourceConnector(SourceConnector):
+    def version(self):
+        return "1.0"
+
+    def config(self):
+        return ConfigDef()
+
+    def start(self, props):
+        raise ConnectException("cannot reach the ACME API at https://acme.invalid")
+
+    def task_class(self):
+        return FailingTask
+
+    def task_configs(self, max_tasks):
+        return [{}]
+
+    def stop(self):
+        pass
+"""
+
+
+def test_a_connector_whose_start_raises_is_reported_failed_with_the_reason(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    (tmp_path / "failing_connectors.py").write_text(FAILING_CONNECTOR, encoding="utf-8")
+    connector = tmp_path / "failing.properties"
+    connector.write_text(
+        "name=failing\nconnector.class=failing_connectors:FailingSourceConnector\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    with standalone(write_worker(tmp_path, kafka_bootstrap), connector, env=env) as worker:
+        banner = worker.banner()
+        reason = "cdk.errors.ConnectException: cannot reach the ACME API at https://acme.invalid"
+        assert f"connectors: failing (FAILED: {reason})" in banner
+        match = re.search(r"REST API at (http://\S+);", banner)
+        assert match, banner
+        status = httpx.get(f"{match.group(1)}/connectors/failing/status", timeout=10).json()
+        assert status["connector"]["state"] == "FAILED"
+        assert worker.stop() == 0
+    output = worker.output
+    assert f"ERROR cdk.cli.standalone: Connector failing FAILED: {reason}" in output
+    assert "Created connector failing" not in output
+
+
+def test_an_unreachable_broker_is_one_warning_naming_the_bootstrap_servers(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on: connections refused
+        probe.bind(("127.0.0.1", 0))
+        unreachable = f"127.0.0.1:{probe.getsockname()[1]}"
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("one\n", encoding="utf-8")
+    connector = tmp_path / "source.properties"
+    connector.write_text(
+        f"name=src\nconnector.class=FileStreamSource\nfile={source_file}\ntopic=t\n",
+        encoding="utf-8",
+    )
+    with standalone(write_worker(tmp_path, unreachable), connector) as worker:
+        # the worker waits up to 10 s for the cluster id first: its admin client retries the
+        # broker all that time (librdkafka logged about 200 lines at INFO for it before)
+        worker.banner()
+        assert worker.stop() == 0
+    output = worker.output
+    warnings = [
+        line for line in output.splitlines() if "Kafka broker unreachable at bootstrap" in line
+    ]
+    assert len(warnings) == 1, output
+    assert (
+        f"WARNING cdk.kafka: Kafka broker unreachable at bootstrap servers '{unreachable}'"
+        in (warnings[0])
+    )
+    assert "rdkafka" not in output  # librdkafka's lines for each attempt went to DEBUG
+    assert "Traceback" not in output

@@ -181,6 +181,65 @@ def test_librdkafka_logs_go_to_python_logging(caplog: pytest.LogCaptureFixture) 
     assert any(r.name == "cdk.kafka.librdkafka" for r in caplog.records)
 
 
+def test_a_client_reports_an_unreachable_broker_once_in_a_while(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cdk.kafka import _clients
+
+    monkeypatch.setattr(_clients, "UNREACHABLE_WARNING_INTERVAL_S", 1.0)
+    monkeypatch.setattr(_clients, "UNREACHABLE_WARNINGS", _clients._UnreachableWarnings())
+    producer = new_producer({"bootstrap.servers": UNREACHABLE, "reconnect.backoff.max.ms": 100})
+
+    def reports() -> list[logging.LogRecord]:
+        producer.poll(0.1)  # delivers librdkafka's queued log lines and errors
+        return [r for r in caplog.records if "Kafka broker unreachable" in r.getMessage()]
+
+    with caplog.at_level(logging.DEBUG, logger="cdk.kafka"):
+        first, second = wait_until(
+            lambda: reports()[:2] if len(reports()) >= 2 else None,
+            30,
+            message="two reports, a second apart",
+        )
+    attempts = [r for r in caplog.records if r.name == "cdk.kafka.librdkafka"]
+    assert attempts  # librdkafka's lines for the attempts were logged, at DEBUG only
+    assert {r.levelno for r in attempts} == {logging.DEBUG}
+    assert first.levelno == second.levelno == logging.WARNING
+    assert second.created - first.created >= 1.0
+    assert f"at bootstrap servers '{UNREACHABLE}'" in first.getMessage()
+    assert "Connection refused" in first.getMessage()
+    assert "more failed attempt(s) since the last report" in second.getMessage()
+    producer.flush(0)
+
+
+def test_other_connection_failures_keep_their_level_and_are_counted_apart(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from cdk.kafka import _clients
+
+    reports = _clients._UnreachableWarnings()
+    refused = "[thrd:b:9092/bootstrap]: b:9092/bootstrap: Connect to ipv4#10.0.0.1:9092 failed: "
+    auth = "[thrd:b:9092/1]: b:9092/1: SASL authentication error: Authentication failed"
+    with caplog.at_level(logging.DEBUG, logger="cdk.kafka"):
+        for _ in range(3):
+            reports.report("b:9092", refused + "Connection refused (after 0ms in state CONNECT)")
+            reports.report("b:9092", auth + " (after 5ms in state AUTH_REQ)", logging.ERROR)
+    shown = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert shown == [
+        (
+            logging.WARNING,
+            "Kafka broker unreachable at bootstrap servers 'b:9092': b:9092/bootstrap: Connect "
+            "to ipv4#10.0.0.1:9092 failed: Connection refused (the clients keep retrying; "
+            "repeated at most every 60s)",
+        ),
+        (
+            logging.ERROR,
+            "Cannot connect to Kafka at bootstrap servers 'b:9092': b:9092/1: SASL "
+            "authentication error: Authentication failed (the clients keep retrying; repeated "
+            "at most every 60s)",
+        ),
+    ]
+
+
 def test_check_connection_returns_the_cluster_id(kafka: EmbeddedKafka) -> None:
     assert check_connection(kafka.bootstrap_servers) == kafka.cluster_id
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Iterator
@@ -160,6 +161,40 @@ def test_invalid_config_is_rejected_with_every_error(herder: StandaloneHerder) -
     assert herder.connectors() == []
     with pytest.raises(BadRequestException, match=r"doesn't match connector name in the URL"):
         herder.put_connector_config("x", {**config, "name": "y"})
+
+
+def test_a_key_no_config_def_knows_is_warned_about_as_kafka_does(
+    herder: StandaloneHerder, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = source_config(
+        **{
+            "topik": "typo",  # the connector defines "topic"
+            "pasword": SECRET,  # a misspelt secret: its value must not be logged
+            "password": SECRET,
+            "errors.tolerance": "all",  # a framework key
+            "value.converter": "JsonConverter",
+            "value.converter.schemas.enable": "false",  # the converter's own key
+            "transforms": "route",
+            "transforms.route.type": "RegexRouter",
+            "transforms.route.regex": "(.*)",
+            "transforms.route.replacement": "$1-x",
+            "producer.override.linger.ms": "5",  # a client override
+        }
+    )
+    with caplog.at_level(logging.WARNING, logger="cdk.runtime.config"):
+        herder.create_connector("typos", config)
+    warnings = [r for r in caplog.records if r.name == "cdk.runtime.config"]
+    assert [r.getMessage() for r in warnings] == [
+        "[typos|worker] The configuration 'pasword' was supplied but isn't a known config.",
+        "[typos|worker] The configuration 'topik' was supplied but isn't a known config.",
+    ]
+    assert all(r.levelno == logging.WARNING for r in warnings)
+    assert SECRET not in caplog.text
+    # validating alone (the REST validate endpoint) does not log
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="cdk.runtime.config"):
+        herder.validate_connector_config(config)
+    assert not [r for r in caplog.records if r.name == "cdk.runtime.config"]
 
 
 def test_put_patch_and_reconfiguration(embedded: EmbeddedWorker) -> None:

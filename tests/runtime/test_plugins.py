@@ -139,6 +139,55 @@ def test_unknown_names_are_clear_errors() -> None:
         plugins.load("  ")
 
 
+def test_aliases_are_every_other_name_that_loads_the_plugin() -> None:
+    plugins = Plugins([AcmeSourceConnector, AcmeSinkConnector])
+    assert plugins.aliases("reference_connectors.filestream.FileStreamSourceConnector") == [
+        "FileStreamSource",
+        "FileStreamSourceConnector",
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    ]
+    assert plugins.aliases("cdk.converters.JsonConverter") == [
+        "Json",
+        "JsonConverter",
+        "org.apache.kafka.connect.json.JsonConverter",
+    ]
+    # "Value" is the simple name of every X.Value transformation: an alias of none of them
+    assert plugins.aliases("cdk.transforms.InsertField.Value") == [
+        "InsertField$Value",
+        "org.apache.kafka.connect.transforms.InsertField$Value",
+    ]
+    assert plugins.aliases(f"{__name__}.AcmeSinkConnector") == ["AcmeSink", "AcmeSinkConnector"]
+    assert plugins.aliases("no.such.Plugin") == []
+    for desc in plugins.all():
+        for alias in plugins.aliases(desc.class_name):
+            assert plugins.load(alias) is desc.cls, alias
+
+
+def test_unknown_connector_class_suggests_the_closest_names() -> None:
+    plugins = Plugins([AcmeSourceConnector, AcmeSinkConnector])
+    assert plugins.suggestions("FileStreamSorce", connectors_only=True) == ["FileStreamSource"]
+    assert plugins.suggestions("filestreamsource", connectors_only=True) == ["FileStreamSource"]
+    assert plugins.suggestions("com.example.AcmeSorceConnector", connectors_only=True) == [
+        "AcmeSourceConnector"
+    ]
+    assert plugins.suggestions("SqliteSourceConnecter", connectors_only=True) == [
+        "SqliteSourceConnector"
+    ]
+    # the same suffix alone does not make names close
+    assert plugins.suggestions("JdbcSourceConnector", connectors_only=True) == []
+    assert plugins.suggestions("Nope", connectors_only=True) == []
+    assert plugins.suggestions("JsonConvertor") == ["JsonConverter"]
+    assert plugins.suggestions("JsonConvertor", connectors_only=True) == []
+    with pytest.raises(ConfigException) as info:
+        plugins.connector_class("AcmeSorce")
+    message = str(info.value)
+    assert message.startswith("Failed to find any class that implements Connector")
+    assert message.endswith(" Did you mean AcmeSource?")
+    with pytest.raises(ConfigException) as info:
+        plugins.connector_class("Nope")
+    assert "Did you mean" not in str(info.value)
+
+
 def test_untyped_extra_is_ignored_and_plugin_type_errors() -> None:
     plugins = Plugins([Untyped])
     assert all(d.cls is not Untyped for d in plugins.all())

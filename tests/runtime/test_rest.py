@@ -156,6 +156,12 @@ def test_errors_have_kafka_bodies(client: httpx.Client) -> None:
     response = client.post("/connectors", json={"name": "x", "config": {"connector.class": "Nope"}})
     assert response.status_code == 400
     assert "which name matches Nope" in response.json()["message"]
+    assert "Did you mean" not in response.json()["message"]  # nothing is close to Nope
+    response = client.post(
+        "/connectors", json={"name": "x", "config": {"connector.class": "TinySorce"}}
+    )
+    assert response.status_code == 400
+    assert response.json()["message"].endswith(" Did you mean TinySource?")
     response = client.post("/connectors", json=["not", "an", "object"])
     assert response.status_code == 400
     response = client.get("/connectors/x/tasks/abc/status")
