@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import contextlib
 import logging
+import os
+import signal
 import socket
 import tarfile
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +46,12 @@ from harness._docker import DockerEngine
 
 __all__ = [
     "FAST_GROUP_JOIN",
+    "BrokerStall",
     "OFFICIAL_KAFKA_IMAGE",
     "Record",
     "TestcontainersKafka",
     "consume_all",
+    "broker_stall",
     "kafka_provider",
     "produce",
     "registry_answers",
@@ -266,6 +270,13 @@ class TestcontainersKafka(KafkaProvider):
                 self._engine.stop()
                 self._engine = None
 
+    def stall(self) -> BrokerStall | None:
+        """A :class:`BrokerStall` that pauses this broker's container (None until started)."""
+        if not self._started or self._container is None or self._engine is None:
+            return None
+        container_id = str(self._container.get_wrapped_container().id)
+        return BrokerStall(container=container_id, docker_host=self._engine.host)
+
     def __repr__(self) -> str:
         where = self.bootstrap_servers if self._started else "not started"
         return f"TestcontainersKafka({self.image or self._image or 'auto'}, {where})"
@@ -338,6 +349,75 @@ def _build_tansu_image(client: Any) -> str:
         )
     _log.info("built %s in %.1fs", name, time.monotonic() - started)
     return name
+
+
+# --------------------------------------------------------------------------------------------
+# Stalling the broker (Kafka cluster failure checks).
+
+
+@dataclass(frozen=True)
+class BrokerStall:
+    """Stalls a broker and continues it: SIGSTOP/SIGCONT for a process, pause for a container.
+
+    A stalled broker keeps its connections open and answers nothing, as a broker stuck in a
+    long pause does. Plain data (a process id, or a container id and its Docker engine), so a
+    check in a child process can use it.
+
+    Attributes:
+        pid: the broker's process id (the embedded broker).
+        container: the broker container's id (testcontainers), paused with the cgroup freezer.
+        docker_host: the Docker engine of ``container``, as ``DOCKER_HOST`` spells it.
+    """
+
+    pid: int | None = None
+    container: str | None = None
+    docker_host: str | None = None
+
+    def pause(self) -> None:
+        """Stop the broker (SIGSTOP, or ``docker pause``)."""
+        if self.container is not None:
+            self._docker_container().pause()
+        elif self.pid is not None:
+            os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Continue the broker; harmless when it is not stopped or gone."""
+        if self.container is not None:
+            with contextlib.suppress(Exception):  # not paused, or gone: nothing to continue
+                self._docker_container().unpause()
+        elif self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGCONT)
+
+    @contextlib.contextmanager
+    def stalled(self) -> Iterator[None]:
+        """Keep the broker stopped for the duration of the block (continued whatever happens)."""
+        self.pause()
+        try:
+            yield
+        finally:
+            self.resume()
+
+    def _docker_container(self) -> Any:
+        import docker
+
+        client = docker.DockerClient(base_url=self.docker_host) if self.docker_host else None
+        client = client or docker.from_env()
+        return client.containers.get(self.container)
+
+
+def broker_stall(provider: KafkaProvider) -> BrokerStall | None:
+    """A :class:`BrokerStall` for ``provider``'s broker, or None when it cannot be stalled.
+
+    The embedded broker (a process this run started) and a testcontainers broker (a container
+    it started) can; an existing cluster cannot.
+    """
+    if isinstance(provider, EmbeddedKafka) and hasattr(signal, "SIGSTOP"):
+        pid = provider.pid
+        return BrokerStall(pid=pid) if pid is not None else None
+    if isinstance(provider, TestcontainersKafka):
+        return provider.stall()
+    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -233,6 +233,14 @@ class _CertifyCommand(click.Command):
     help="Print the check catalogue (filtered by --only/--skip) and exit without running.",
 )
 @click.option(
+    "--check-timeout",
+    type=click.FloatRange(min=1.0),
+    default=None,
+    metavar="SECONDS",
+    help="The deadline of each check: a check still running after it is abandoned (its "
+    "process killed) and reported as an ERROR [default: 300, 900 for checks that need Spark].",
+)
+@click.option(
     "--run-tests",
     is_flag=True,
     help="Also run the project's own tests (python -m pytest in PATH) and put their JUnit "
@@ -258,6 +266,7 @@ def certify(
     skip: tuple[str, ...],
     report_dir: Path | None,
     list_checks: bool,
+    check_timeout: float | None,
     run_tests: bool,
     tests_junit: Path | None,
     log_level: str | None,
@@ -270,6 +279,11 @@ def certify(
     directory with the submission material (Connector Hub manifest.json, documentation, the
     wheel, the project's test results with --run-tests or --tests-junit), provenance and a
     SHA256SUMS manifest.
+
+    The connector code runs in a child process, never in cdk certify itself: a check that
+    crashes its process, overruns its deadline (--check-timeout) or leaves non-daemon threads
+    running is abandoned, reported as an ERROR that says why, and the next checks run in a
+    fresh process; the run ends within seconds of its last check and lists what it abandoned.
 
     \b
     Exit status, one per verdict:
@@ -343,6 +357,9 @@ def certify(
                     skip=skip_ids,
                     listener=TerminalProgress(),
                     workdir=workdir,
+                    isolate=True,
+                    check_timeout=check_timeout,
+                    log_level=log_level,
                 )
         except ConnectException as exc:
             raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
@@ -368,6 +385,7 @@ def certify(
         f"Bundle manifest: {files['manifest']} sha256 {sha256_file(files['manifest'])} "
         f"(check it with: cdk certify verify {target})"
     )
+    _exit_despite_threads(run.exit_code)
     click.get_current_context().exit(run.exit_code)
 
 
@@ -381,6 +399,30 @@ def _project_tests(project: Project, workdir: Path, run_tests: bool) -> ProjectT
     tests = run_project_tests(project.path, workdir / "project-tests")
     click.echo(f"Project tests: {tests.summary()}")
     return tests
+
+
+def _exit_despite_threads(code: int) -> None:
+    """Exit now if a non-daemon thread (started by a driver module on import) would hold us.
+
+    The checks run in child processes; only importing the project's drivers runs its code
+    here. Whatever such a thread does, ``cdk certify`` ends once its bundle is written.
+    """
+    import os
+    import threading
+
+    stuck = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+    if not stuck:
+        return
+    names = ", ".join(t.name for t in stuck)
+    click.echo(
+        f"cdk certify: abandoned non-daemon thread(s) started when the project was imported: "
+        f"{names}; exiting anyway",
+        err=True,
+    )
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _tolerant_output() -> None:

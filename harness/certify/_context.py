@@ -53,6 +53,7 @@ from harness.certify._evidence import mask_config, plain, redact_value
 from harness.certify._probe import SourceProbe
 from harness.certify._project import Project
 from harness.certify._rest import RestClient
+from harness.kafka import BrokerStall
 
 __all__ = ["CheckContext", "DecodedRecord", "ProcessWorker", "WorkerHandle"]
 
@@ -94,6 +95,8 @@ class CheckContext:
         environment: what the run provides (``kafka``, ...).
         workdir: a fresh directory for this check.
         recorded: the evidence recorded so far (:meth:`evidence`), by name.
+        broker: stalls the run's broker (SIGSTOP/SIGCONT), or None where it cannot be stalled
+            (a container, an existing cluster).
     """
 
     check: Check
@@ -103,6 +106,7 @@ class CheckContext:
     kafka_kind: str
     environment: frozenset[str]
     workdir: Path
+    broker: BrokerStall | None = None
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)

@@ -192,6 +192,12 @@ class TerminalProgress:
 
         rule = "  " + "-" * (sum(widths) + 2 * (len(widths) - 1)) + "\n"
         found = verdict(run)
+        abandoned = run.abandoned
+        if abandoned:
+            self._write(
+                f"\nAbandoned ({len(abandoned)}):\n"
+                + "".join(f"  {clean(line)[:_REASON_LIMIT]}\n" for line in abandoned)
+            )
         self._write(
             "\n"
             + line(heads)

@@ -34,6 +34,7 @@ def summary(run: CertificationRun) -> dict[str, Any]:
         "only": list(run.only),
         "skip": list(run.skip),
         "environment": dict(run.environment),
+        "abandoned": list(run.abandoned),
         "provenance": run.provenance,
         "submission": run.submission,
         "started": run.started_at.isoformat(),

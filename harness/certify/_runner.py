@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness._driver import ConnectorDriver, SourceDriver
 from harness.certify._checks import (
@@ -35,6 +35,9 @@ from harness.certify._discovery import all_checks
 from harness.certify._evidence import redact_value
 from harness.certify._project import Project
 from harness.certify._report_config import config_reference_html
+
+if TYPE_CHECKING:
+    from harness.kafka import BrokerStall
 
 __all__ = [
     "EXIT_CERTIFIABLE",
@@ -81,6 +84,8 @@ class CertificationRun:
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
     finished_at: dt.datetime | None = None
     secrets: set[str] = field(default_factory=set)
+    #: What an isolated run had to give up on, one line each (``OFF-07 [Driver]: why``).
+    abandoned: list[str] = field(default_factory=list)
     #: Filled by :func:`~harness.certify.write_bundle`: where what was certified comes from,
     #: and the submission checklist (both JSON-ready).
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -202,6 +207,9 @@ def certify(
     listener: ProgressListener | None = None,
     workdir: Path | None = None,
     environment: Iterable[str] = ("kafka",),
+    isolate: bool = False,
+    check_timeout: float | None = None,
+    log_level: str | None = None,
 ) -> CertificationRun:
     """Run the certification suites against ``project`` and return the run.
 
@@ -215,8 +223,21 @@ def certify(
         listener: progress callbacks.
         workdir: where checks keep their files (a temporary directory, removed, by default).
         environment: what this run provides besides Kafka (checks needing more are skipped).
+        isolate: run the connector code in child processes (what ``cdk certify`` does), so a
+            leaked thread, a hung ``stop()`` or a crash cannot hang or kill the caller: such a
+            check is an ERROR that says it was abandoned, and the next checks run in a fresh
+            child. The drivers must then be importable by name (module-level classes). In
+            process (the default, and what the pytest plugin uses) checks run in the caller.
+        check_timeout: with ``isolate``, the deadline of each check in seconds (by default
+            300 s, three times that for checks that need Spark).
+        log_level: with ``isolate``, the level at which the children print their log records
+            on standard error (None: not printed; the report keeps each check's log).
+
+    Raises:
+        ConnectException: Kafka could not be started, or (isolated) the child process that
+            runs the checks could not start.
     """
-    from harness.kafka import kafka_provider
+    from harness.kafka import broker_stall, kafka_provider
 
     loaded = project if isinstance(project, Project) else Project.load(project)
     planned = plan(loaded, only, skip)
@@ -239,16 +260,44 @@ def certify(
             provider.start()
             bootstrap = provider.bootstrap_servers
         run.environment = _environment(loaded, kafka, provider)
-        run.config_docs = _config_docs(loaded)
-        for index, (c, driver, reason) in enumerate(planned, start=1):
-            if listener is not None:
-                listener.check_started(c, project_subject(loaded, c, driver))
-            result = _run_one(
-                c, driver, reason, loaded, bootstrap, kafka, provided, base / f"{index:03d}", run
+        stall = broker_stall(provider) if needs_kafka else None
+        items = [(i, c, d, reason) for i, (c, d, reason) in enumerate(planned, start=1)]
+        if isolate:
+            run.environment["isolation"] = "each check's connector code in a child process" + (
+                f" (deadline {check_timeout:g}s per check)" if check_timeout else ""
             )
-            run.results.append(result)
-            if listener is not None:
-                listener.check_finished(result)
+            _run_isolated(
+                run,
+                items,
+                bootstrap,
+                kafka,
+                provided,
+                base,
+                listener,
+                stall,
+                check_timeout,
+                log_level,
+            )
+        else:
+            run.config_docs = _config_docs(loaded)
+            for index, c, driver, reason in items:
+                if listener is not None:
+                    listener.check_started(c, project_subject(loaded, c, driver))
+                result = _run_one(
+                    c,
+                    driver,
+                    reason,
+                    loaded,
+                    bootstrap,
+                    kafka,
+                    provided,
+                    base / f"{index:03d}",
+                    run,
+                    broker=stall,
+                )
+                run.results.append(result)
+                if listener is not None:
+                    listener.check_finished(result)
     finally:
         try:
             provider.stop()
@@ -262,6 +311,107 @@ def certify(
     return run
 
 
+def _run_isolated(
+    run: CertificationRun,
+    items: list[tuple[int, Check, type[ConnectorDriver], str | None]],
+    bootstrap: str,
+    kafka: str,
+    provided: frozenset[str],
+    base: Path,
+    listener: ProgressListener | None,
+    stall: BrokerStall | None,
+    check_timeout: float | None,
+    log_level: str | None,
+) -> None:
+    """Run ``items`` in child processes (see :mod:`harness.certify._isolate`)."""
+    from cdk.errors import ConnectException
+    from harness.certify._isolate import ChildFailed, run_isolated
+
+    project = run.project
+
+    def make_result(
+        item: tuple[int, Check, type[ConnectorDriver], str | None], fields: dict[str, Any]
+    ) -> CheckResult:
+        secrets = fields.pop("_secrets", [])
+        run.secrets |= set(secrets)
+        result = CheckResult(check=item[1], **fields)
+        redact(result, run.secrets)
+        return result
+
+    def error_result(
+        item: tuple[int, Check, type[ConnectorDriver], str | None],
+        message: str,
+        details: str | None,
+    ) -> CheckResult:
+        _, c, driver, _ = item
+        kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
+        result = CheckResult(
+            c, project_subject(project, c, driver), kind, Outcome.ERROR, message, details=details
+        )
+        result.duration_s = time.monotonic() - started_at.get(item[0], time.monotonic())
+        run.abandoned.append(f"{c.id} [{result.subject}]: {message.removeprefix('abandoned: ')}")
+        redact(result, run.secrets)
+        return result
+
+    started_at: dict[int, float] = {}
+
+    def on_started(item: tuple[int, Check, type[ConnectorDriver], str | None]) -> None:
+        started_at[item[0]] = time.monotonic()
+        if listener is not None:
+            listener.check_started(item[1], project_subject(project, item[1], item[2]))
+
+    def on_result(result: CheckResult, leaked: list[str]) -> None:
+        if leaked:
+            note = (
+                "abandoned: the check left non-daemon threads running after everything it "
+                f"started was stopped: {'; '.join(leaked)}. A connector must end every thread "
+                "it starts by the time stop() returns; the next checks run in a fresh process"
+            )
+            if result.outcome is Outcome.PASSED:
+                result.outcome, result.message = Outcome.ERROR, note
+            else:
+                result.message = f"{result.message}\n{note}" if result.message else note
+            run.abandoned.append(
+                f"{result.id} [{result.subject}]: left non-daemon threads running: "
+                + "; ".join(leaked)
+            )
+            redact(result, run.secrets)
+        run.results.append(result)
+        if listener is not None:
+            listener.check_finished(result)
+
+    def on_config_docs(docs: dict[str, dict[str, str]]) -> None:
+        run.config_docs = docs
+
+    def after_child() -> None:
+        if stall is not None:
+            stall.resume()  # a child killed in the middle of a stall leaves the broker stopped
+
+    job = {
+        "project": project,
+        "bootstrap": bootstrap,
+        "kafka": kafka,
+        "provided": provided,
+        "log_level": log_level,
+        "broker": stall,
+    }
+    try:
+        run_isolated(
+            items,
+            job,
+            base=base,
+            timeout=check_timeout,
+            make_result=make_result,
+            error_result=error_result,
+            on_started=on_started,
+            on_result=on_result,
+            on_config_docs=on_config_docs,
+            after_child=after_child,
+        )
+    except ChildFailed as exc:
+        raise ConnectException(str(exc)) from None
+
+
 def _run_one(
     c: Check,
     driver: type[ConnectorDriver],
@@ -272,6 +422,8 @@ def _run_one(
     provided: frozenset[str],
     workdir: Path,
     run: CertificationRun,
+    *,
+    broker: BrokerStall | None = None,
 ) -> CheckResult:
     kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
     subject = project_subject(project, c, driver)
@@ -296,6 +448,7 @@ def _run_one(
         kafka_kind=_kafka_kind(kafka),
         environment=provided,
         workdir=workdir,
+        broker=broker,
     )
     handler = _ListHandler(ctx.log_lines)
     logging.getLogger().addHandler(handler)

@@ -41,7 +41,7 @@ def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
         FileStreamSinkDriver,
     ]
     project = _support.project_for(tmp_path, *drivers)
-    run = _support.run_checks(project, ["ERR"], kafka_bootstrap, tmp_path)
+    run = _support.run_checks(project, ERR_IDS, kafka_bootstrap, tmp_path)
     assert len(run.results) == len(ERR_IDS) * len(drivers), _support.describe(run)
     for result in run.results:
         capability = EXPECTED_NOT_VERIFIED.get((result.id, result.subject))

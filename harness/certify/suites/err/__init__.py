@@ -9,6 +9,8 @@
 - ERR-03 runs with ``errors.tolerance=all``: poison records (unconvertible bytes for a sink, a
   failing harness transformation for a source) are skipped, a sink's go to the dead letter queue
   with the ``__connect.errors.*`` context headers, and every other record is delivered.
+- ERR-04 and ERR-05 (:mod:`.broker`) stall the Kafka broker mid-stream: a source and a sink
+  must lose nothing and recover without a restart.
 """
 
 from __future__ import annotations

@@ -1,0 +1,93 @@
+"""ERR-04/05 prove themselves: the broker stalls mid-stream (10 s), correct connectors ride it out.
+
+These runs start their own embedded broker (``kafka="embedded"``): only a broker the run
+started can be stalled, and stalling the session's would stall every other test of the worker.
+The broken connectors (tests/certify/broken/stall.py) have a Kafka timeout of their own: one
+fails its task, one drops what was late.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import ConnectorDriver
+from harness.certify import CertificationRun, Outcome, certify
+from harness.certify.suites.err import broker
+from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
+from tests.certify import _support
+from tests.certify.broken import stall as broken
+
+STALL_IDS = ["ERR-04", "ERR-05"]
+
+BROKEN = [
+    (
+        "ERR-04",
+        broken.GivesUpSourceDriver,
+        ["task 0 FAILED", "Kafka did not acknowledge records for 4s"],
+    ),
+    ("ERR-04", broken.SkipsAheadSourceDriver, ["missing", "while the broker was stalled"]),
+    ("ERR-05", broken.GivesUpSinkDriver, ["task 0 FAILED", "arrived more than 7s late"]),
+    ("ERR-05", broken.DropsStaleSinkDriver, ["missing", "while the broker was stalled"]),
+]
+
+
+def run_embedded(
+    tmp_path: Path, only: list[str], *drivers: type[ConnectorDriver]
+) -> CertificationRun:
+    project = _support.project_for(tmp_path, *drivers)
+    return certify(project, kafka="embedded", only=only, workdir=tmp_path / "run")
+
+
+def test_correct_connectors_ride_out_a_stall_and_report_it(tmp_path: Path) -> None:
+    run = run_embedded(tmp_path, STALL_IDS, FileStreamSourceDriver, FileStreamSinkDriver)
+    assert [(r.id, r.subject) for r in run.results] == [
+        ("ERR-04", "FileStreamSourceDriver"),
+        ("ERR-05", "FileStreamSinkDriver"),
+    ], _support.describe(run)
+    for result in run.results:
+        assert result.outcome is Outcome.PASSED, _support.describe(run)
+        # each took the stall, and not much more
+        assert broker.STALL_S <= result.duration_s < broker.STALL_S + 40, result.duration_s
+        evidence = getattr(result, "evidence", None)
+        if evidence is not None:
+            assert evidence["sent"] == 3 * broker.BATCH, evidence
+            assert evidence["lost"] == 0, evidence
+            assert "duplicates" in evidence, evidence
+
+
+@pytest.mark.parametrize(
+    ("check_id", "driver", "fragments"),
+    BROKEN,
+    ids=[f"{check_id}-{driver.__name__}" for check_id, driver, _ in BROKEN],
+)
+def test_broken_connector_fails(
+    tmp_path: Path,
+    check_id: str,
+    driver: type[ConnectorDriver],
+    fragments: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a connector that loses records fails at the recovery deadline: a shorter one keeps it
+    # quick (a correct one delivers everything within a few seconds of the broker's return)
+    monkeypatch.setattr(broker, "RECOVERY_S", 20.0)
+    run = run_embedded(tmp_path, [check_id], driver)
+    _support.assert_outcome(run, check_id, Outcome.FAILED)
+    (result,) = run.results
+    said = f"{result.message}\n{result.details or ''}"
+    for fragment in fragments:
+        assert fragment in said, _support.describe(run)
+
+
+def test_a_broker_that_cannot_be_stalled_does_not_verify_the_checks(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    # the session's broker, named by its bootstrap servers, is an existing cluster to the run
+    project = _support.project_for(tmp_path, FileStreamSourceDriver, FileStreamSinkDriver)
+    run = _support.run_checks(project, STALL_IDS, kafka_bootstrap, tmp_path)
+    assert len(run.results) == 2, _support.describe(run)
+    for result in run.results:
+        assert result.outcome is not Outcome.PASSED, _support.describe(run)
+        assert result.outcome is getattr(Outcome, "NOT_VERIFIED", Outcome.SKIPPED)
+        assert "cannot be stalled" in result.message, _support.describe(run)
