@@ -39,6 +39,7 @@ from cdk.runtime._errant_reporter import WorkerErrantRecordReporter
 from cdk.runtime._error_config import ErrorHandlingConfig
 from cdk.runtime._error_context import stack_trace
 from cdk.runtime._error_reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
+from cdk.runtime._leave_order import LeaveDecision, decide_leave_mode
 from cdk.runtime._offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 from cdk.runtime._retry_operator import RetryWithToleranceOperator
 from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
@@ -182,6 +183,7 @@ class Worker:
         self._started = False
         #: How long stopping connectors waits for their ``stop()`` calls (all together).
         self.connector_stop_timeout_s = CONNECTOR_STOP_TIMEOUT_S
+        self._leave: LeaveDecision | None = None  # sink.tasks.leave.mode, decided when needed
 
     def __repr__(self) -> str:
         return f"Worker(id={self.worker_id!r})"
@@ -760,13 +762,14 @@ class Worker:
     def stop_tasks(self, ids: Collection[ConnectorTaskId], timeout_s: float | None = None) -> None:
         """Stop tasks gracefully: each commits its offsets; wait up to the graceful timeout.
 
-        The tasks of one sink leave their consumer group one at a time: after one has left,
-        the group's remaining tasks finish the rebalance it causes (for up to
-        :data:`REJOIN_TIMEOUT_S`) before the next one leaves. A group whose members all leave
-        during one rebalance can be left with a leader that is gone on some brokers (the
-        embedded Tansu keeps it, and the next task to join never gets partitions); leaving one
-        by one always leaves a formed group. Source tasks, and the first task of each sink,
-        are asked to stop at once.
+        Every task is asked to stop at once, except where the broker needs the tasks of one
+        sink to leave their consumer group one at a time (``sink.tasks.leave.mode``, see
+        :meth:`sink_tasks_leave_sequentially`): then, after one has left, the group's
+        remaining tasks finish the rebalance it causes (for up to :data:`REJOIN_TIMEOUT_S`)
+        before the next one leaves. A group whose members all leave during one rebalance can be
+        left with a leader that is gone on such a broker (the embedded Tansu keeps it, and the
+        next task to join never gets partitions); leaving one by one always leaves a formed
+        group. Source tasks, and the first task of each sink, are asked to stop at once.
 
         Args:
             ids: the tasks to stop (unknown ids are ignored).
@@ -781,6 +784,8 @@ class Worker:
         if timeout_s is None:
             timeout_s = self.config.task_shutdown_timeout_ms / 1000.0
         waves = _leave_waves(runners)
+        if len(waves) > 1 and not self.sink_tasks_leave_sequentially():
+            waves = [runners]
         for number, wave in enumerate(waves):
             left = {r.group_id for _, r in wave if isinstance(r, WorkerSinkTask)}
             staying = {
@@ -791,6 +796,27 @@ class Worker:
             }
             self._stop_wave(wave, timeout_s)
             _await_rejoin(staying)
+
+    def sink_tasks_leave_sequentially(self) -> bool:
+        """Whether the tasks of one sink leave their consumer group one at a time.
+
+        ``sink.tasks.leave.mode`` decides; with ``auto`` the cluster is asked once (the first
+        time several tasks of one sink stop together) and the answer is kept.
+        """
+        with self._lock:
+            decision = self._leave
+        if decision is None:
+            decision = decide_leave_mode(
+                self.config.sink_tasks_leave_mode, self.config.admin_props()
+            )
+            with self._lock:
+                self._leave = decision
+            log.info(
+                "The tasks of a sink leave their consumer group %s: %s",
+                "one at a time" if decision.sequential else "together",
+                decision.reason,
+            )
+        return decision.sequential
 
     def _stop_wave(self, wave: list[tuple[ConnectorTaskId, _Runner]], timeout_s: float) -> None:
         for tid, runner in wave:

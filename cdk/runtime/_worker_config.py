@@ -24,7 +24,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from cdk.config import AbstractConfig, ConfigDef, Importance, Password, Type
-from cdk.config.validators import LambdaValidator, Range
+from cdk.config.validators import CaseInsensitiveValidString, LambdaValidator, Range
 from cdk.converters import SimpleHeaderConverter
 from cdk.errors import ConfigException
 
@@ -66,6 +66,7 @@ CONNECTOR_CLIENT_POLICY_CLASS_CONFIG = "connector.client.config.override.policy"
 TOPIC_CREATION_ENABLE_CONFIG = "topic.creation.enable"
 TOPIC_TRACKING_ENABLE_CONFIG = "topic.tracking.enable"
 TOPIC_TRACKING_ALLOW_RESET_CONFIG = "topic.tracking.allow.reset"
+SINK_TASKS_LEAVE_MODE_CONFIG = "sink.tasks.leave.mode"
 
 DEFAULT_LISTENER = "http://127.0.0.1:8083"
 
@@ -309,6 +310,23 @@ WORKER_CONFIG_DEF: ConfigDef = (
         Importance.LOW,
         "If set to true, it allows user requests to reset the set of active topics per connector.",
     )
+    .define(
+        SINK_TASKS_LEAVE_MODE_CONFIG,
+        Type.STRING,
+        "auto",
+        CaseInsensitiveValidString.of("auto", "sequential", "concurrent"),
+        Importance.LOW,
+        "How the tasks of one sink connector leave their consumer group when several stop "
+        "together (a lower tasks.max, a delete, a worker shutdown); not a Kafka Connect key. "
+        "<code>concurrent</code>: all at once, as Kafka Connect does; a Kafka cluster's group "
+        "coordinator handles a departing leader in any state. <code>sequential</code>: one at "
+        "a time, each after the tasks that stay have finished the rebalance it caused (a "
+        "rebalance per task); needed by brokers that keep a departed leader in a re-forming "
+        "group, as the embedded Tansu does. <code>auto</code>: concurrent when the cluster's "
+        "broker describes Kafka's group coordinator settings "
+        "(<code>group.initial.rebalance.delay.ms</code>), else sequential (also when its "
+        "configs cannot be read, e.g. without DESCRIBE_CONFIGS permission).",
+    )
 )
 """The worker's configuration keys, with Kafka's defaults and documentation."""
 
@@ -387,6 +405,11 @@ class WorkerConfig(AbstractConfig):
         """``offset.storage.file.filename``, ``None`` for in-memory offsets."""
         value: str | None = self.get(OFFSET_STORAGE_FILE_FILENAME_CONFIG)
         return value or None
+
+    @property
+    def sink_tasks_leave_mode(self) -> str:
+        """``sink.tasks.leave.mode``: ``auto``, ``sequential`` or ``concurrent`` (lower case)."""
+        return str(self.get_string(SINK_TASKS_LEAVE_MODE_CONFIG)).lower()
 
     @property
     def topic_tracking_enabled(self) -> bool:

@@ -1,0 +1,116 @@
+"""How a sink's tasks leave their consumer group when a worker stops (``sink.tasks.leave.mode``).
+
+On the embedded Tansu broker ``auto`` decides ``sequential`` (Tansu describes none of Kafka's
+group coordinator settings): each task leaves after the others took its partitions over.
+``concurrent`` (what ``auto`` picks on a Kafka cluster) stops them all at once: no task takes a
+partition over, and each still commits what it consumed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from cdk.runtime._sink_runner import consumer_group_id
+from tests._wait import wait_until
+from tests.connectors.recording import read_store
+from tests.integration._support import STRING, Connect, make_topic, recording_config, unique
+
+RECORDS_PER_PARTITION = 5
+
+
+def _produce(bootstrap: str, topic: str, partitions: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for p in range(partitions):
+        for n in range(RECORDS_PER_PARTITION):
+            producer.produce(topic, key=f"k{p}-{n}".encode(), value=b"{}", partition=p)
+    assert producer.flush(30) == 0
+
+
+def _opened(events: list[dict[str, Any]]) -> dict[str, set[tuple[str, int]]]:
+    """Every partition each task instance was ever given."""
+    out: dict[str, set[tuple[str, int]]] = {}
+    for e in events:
+        if e["event"] == "open":
+            out.setdefault(e["instance"], set()).update((t, p) for t, p in e["partitions"])
+    return out
+
+
+def _committed(bootstrap: str, group: str, topic: str, partitions: int) -> list[int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        tps = consumer.committed([TopicPartition(topic, p) for p in range(partitions)], 10)
+        return [tp.offset for tp in tps]
+    finally:
+        consumer.close()
+
+
+def _run_sink(
+    connect: Callable[..., Connect], bootstrap: str, store: Path, tasks: int, mode: str | None
+) -> tuple[Connect, str, str]:
+    """A worker running a recording sink with ``tasks`` tasks, one partition each, all consumed."""
+    worker = connect({"sink.tasks.leave.mode": mode} if mode else None)
+    topic = make_topic(bootstrap, partitions=tasks)
+    _produce(bootstrap, topic, tasks)
+    name = unique("rec")
+    config = recording_config(topic, store, tasks_max=tasks)
+    config.update({"key.converter": STRING, "value.converter": STRING})
+    worker.rest.create(name, config)
+    worker.rest.wait_state(name, "RUNNING", tasks=tasks)
+
+    def settled() -> bool:
+        got = read_store(store)
+        owners = [parts for parts in _opened(got.events).values() if parts]
+        return len(owners) == tasks and len(got.records) == tasks * RECORDS_PER_PARTITION
+
+    wait_until(settled, 60, 0.1, lambda: f"{tasks} tasks, a partition each: {read_store(store)}")
+    return worker, name, topic
+
+
+def test_auto_on_the_embedded_broker_stops_sink_tasks_one_at_a_time(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """Tansu needs the sequential order: the tasks that stay take the leaver's partitions."""
+    store = tmp_path / "store"
+    worker, name, topic = _run_sink(connect, kafka_bootstrap, store, 3, None)
+    assert worker.worker.worker.sink_tasks_leave_sequentially()
+    before = _opened(read_store(store).events)
+    worker.stop()
+
+    after = _opened(read_store(store).events)
+    everything = {(topic, p) for p in range(3)}
+    took_over = [i for i, parts in after.items() if parts == everything]
+    assert took_over, f"no task took over every partition before it left: {after} (was {before})"
+    group = consumer_group_id(name)
+    assert _committed(kafka_bootstrap, group, topic, 3) == [RECORDS_PER_PARTITION] * 3
+
+
+@pytest.mark.parametrize("spelling", ["concurrent", "CONCURRENT"])
+def test_concurrent_stops_every_sink_task_at_once(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path, spelling: str
+) -> None:
+    """Forced concurrent on Tansu: nobody takes a partition over, every offset is committed.
+
+    With 4 tasks leaving one at a time a stop waits for 3 rebalances (about 3 s each on
+    Tansu); together, it is over before the group could rebalance once.
+    """
+    store = tmp_path / "store"
+    worker, name, topic = _run_sink(connect, kafka_bootstrap, store, 4, spelling)
+    assert not worker.worker.worker.sink_tasks_leave_sequentially()
+    before = _opened(read_store(store).events)
+    started = time.monotonic()
+    worker.stop()
+    took = time.monotonic() - started
+
+    events = read_store(store).events
+    assert _opened(events) == before, "a task took a partition over: the tasks left one by one"
+    stopped = {e["instance"] for e in events if e["event"] == "stop"}
+    assert stopped == set(before)
+    group = consumer_group_id(name)
+    assert _committed(kafka_bootstrap, group, topic, 4) == [RECORDS_PER_PARTITION] * 4
+    assert took < 10, f"stopping 4 sink tasks together took {took:.1f} s"
