@@ -47,16 +47,21 @@ class LeaveDecision:
     Args:
         sequential: True when the tasks of one sink leave one at a time.
         reason: what decided it, in words.
+        final: False when the cluster could not be asked (ask again next time).
     """
 
-    __slots__ = ("reason", "sequential")
+    __slots__ = ("final", "reason", "sequential")
 
-    def __init__(self, sequential: bool, reason: str) -> None:
+    def __init__(self, sequential: bool, reason: str, *, final: bool = True) -> None:
         self.sequential = sequential
         self.reason = reason
+        self.final = final
 
     def __repr__(self) -> str:
-        return f"LeaveDecision(sequential={self.sequential}, reason={self.reason!r})"
+        return (
+            f"LeaveDecision(sequential={self.sequential}, reason={self.reason!r}, "
+            f"final={self.final})"
+        )
 
 
 def probe_broker(admin_props: Mapping[str, Any], timeout: float = PROBE_TIMEOUT_S) -> LeaveDecision:
@@ -79,7 +84,9 @@ def probe_broker(admin_props: Mapping[str, Any], timeout: float = PROBE_TIMEOUT_
         configs = futures[resource].result(timeout=timeout)
     except Exception as exc:  # noqa: BLE001 - any failure gets the safe order
         return LeaveDecision(
-            True, f"the cluster's broker configs could not be read ({type(exc).__name__}: {exc})"
+            True,
+            f"the cluster's broker configs could not be read ({type(exc).__name__}: {exc})",
+            final=False,
         )
     if KAFKA_COORDINATOR_CONFIG in configs:
         return LeaveDecision(

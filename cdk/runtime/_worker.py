@@ -800,8 +800,9 @@ class Worker:
     def sink_tasks_leave_sequentially(self) -> bool:
         """Whether the tasks of one sink leave their consumer group one at a time.
 
-        ``sink.tasks.leave.mode`` decides; with ``auto`` the cluster is asked once (the first
-        time several tasks of one sink stop together) and the answer is kept.
+        ``sink.tasks.leave.mode`` decides; with ``auto`` the cluster is asked the first time
+        several tasks of one sink stop together, and its answer is kept (a cluster that could
+        not be asked gets the one-at-a-time order, and is asked again next time).
         """
         with self._lock:
             decision = self._leave
@@ -809,8 +810,9 @@ class Worker:
             decision = decide_leave_mode(
                 self.config.sink_tasks_leave_mode, self.config.admin_props()
             )
-            with self._lock:
-                self._leave = decision
+            if decision.final:
+                with self._lock:
+                    self._leave = decision
             log.info(
                 "The tasks of a sink leave their consumer group %s: %s",
                 "one at a time" if decision.sequential else "together",

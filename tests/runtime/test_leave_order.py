@@ -39,9 +39,11 @@ def test_auto_on_the_embedded_broker_is_sequential(kafka: EmbeddedKafka) -> None
     assert decision.sequential
     assert KAFKA_COORDINATOR_CONFIG in decision.reason
     assert "0 broker configs" in decision.reason
+    assert decision.final
 
 
 def test_a_cluster_that_cannot_be_asked_gets_the_safe_order() -> None:
     decision = probe_broker({"bootstrap.servers": f"127.0.0.1:{free_port()}"}, timeout=0.5)
     assert decision.sequential
+    assert not decision.final  # asked again next time
     assert "could not be read" in decision.reason
