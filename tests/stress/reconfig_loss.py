@@ -23,6 +23,7 @@ One JSON line per run goes to ``--out``; the summary goes to stdout.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import logging
@@ -34,6 +35,8 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from tests.integration._support import (
     Connect,
@@ -63,6 +66,53 @@ class _Captured(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(f"{record.levelname} {record.name}: {record.getMessage()}")
+
+
+class _Ring(logging.Handler):
+    """Keeps a live reader's librdkafka fetch log lines about its topic."""
+
+    def __init__(self, topic: str, lines: collections.deque[str]) -> None:
+        super().__init__(logging.DEBUG)
+        self.topic = topic
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if self.topic in text:
+            self.lines.append(text)
+
+
+class _TracedReader(TopicReader):
+    """A :class:`TopicReader` whose consumer logs its fetches (librdkafka ``debug=fetch``)."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.topic = topic
+        self.messages = []
+        self.fetch_log: collections.deque[str] = collections.deque(maxlen=50000)
+        logger = logging.getLogger(f"stress.fetch.{topic}")
+        logger.propagate = False
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(_Ring(topic, self.fetch_log))
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": unique("reader"),
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "debug": "fetch",
+                "logger": logger,
+            }
+        )
+        partitions = self._consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        self._consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+
+    def around(self, partition: int, offset: int, lines: int = 12) -> list[str]:
+        """The fetch log lines of ``partition`` around the first one naming ``offset``."""
+        mine = [t for t in self.fetch_log if f"[{partition}]" in t]
+        for index, text in enumerate(mine):
+            if f"offset {offset}" in text or f"Offset {offset}" in text:
+                return mine[max(0, index - lines) : index + lines]
+        return mine[-lines:]
 
 
 def _busy() -> None:  # pragma: no cover - runs in a child process
@@ -122,7 +172,7 @@ def _skipped(live: list[Message], again: list[Message], missing: list[str]) -> d
     return {"missing_at": coordinates, "live_reader_offset_gaps": gaps}
 
 
-def run_once(bootstrap: str, workdir: Path) -> dict[str, Any]:
+def run_once(bootstrap: str, workdir: Path, trace: bool = False) -> dict[str, Any]:
     """One scenario on a fresh worker; returns what it saw."""
     started = time.monotonic()
     captured = _Captured()
@@ -147,7 +197,7 @@ def run_once(bootstrap: str, workdir: Path) -> dict[str, Any]:
             ),
         )
         worker.rest.wait_state(name, "RUNNING", tasks=STREAMS_BEFORE)
-        reader = TopicReader(bootstrap, topic)
+        reader = _TracedReader(bootstrap, topic) if trace else TopicReader(bootstrap, topic)
         try:
             if not _wait(lambda: reader.poll(0.05) >= 100, DELIVERY_TIMEOUT_S):
                 raise RuntimeError("the first 100 records did not arrive")
@@ -165,6 +215,11 @@ def run_once(bootstrap: str, workdir: Path) -> dict[str, Any]:
                     quiet_since, count = time.monotonic(), now
             keys = reader.keys()
             live = list(reader.messages)
+            if isinstance(reader, _TracedReader) and expected - keys:
+                gaps = _skipped(live, live, [])["live_reader_offset_gaps"]
+                result["fetch_log"] = {
+                    p: reader.around(p, offsets[0]) for p, offsets in gaps.items() if offsets
+                }
         finally:
             reader.close()
         missing = sorted((expected - keys).elements())
@@ -198,6 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hog", type=int, default=0, help="busy-loop processes to run")
     parser.add_argument("--bootstrap", help="an existing broker (default: an embedded Tansu)")
     parser.add_argument("--out", type=Path, required=True, help="JSON lines, one per run")
+    parser.add_argument(
+        "--trace-fetch",
+        action="store_true",
+        help="log the live reader's fetches (librdkafka debug=fetch); kept for runs with gaps",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
 
@@ -212,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         with args.out.open("a") as out:
             for number in range(1, args.runs + 1):
                 with tempfile.TemporaryDirectory(prefix="cdk-reconfig-") as tmp:
-                    result = run_once(bootstrap, Path(tmp))
+                    result = run_once(bootstrap, Path(tmp), args.trace_fetch)
                 result.update(run=number, hog=args.hog)
                 out.write(json.dumps(result) + "\n")
                 out.flush()
