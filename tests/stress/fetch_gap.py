@@ -164,11 +164,17 @@ def _broker(bootstrap: str | None) -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global STREAMS, INTERVAL_S  # the stress script's knobs
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--bootstrap", help="an existing broker (default: an embedded Tansu)")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--streams", type=int, default=STREAMS, help="producers after the switch")
+    parser.add_argument(
+        "--interval", type=float, default=INTERVAL_S, help="seconds between batches"
+    )
     args = parser.parse_args(argv)
+    STREAMS, INTERVAL_S = args.streams, args.interval
     gaps = 0
     with _broker(args.bootstrap) as bootstrap, args.out.open("a") as out:
         for number in range(1, args.rounds + 1):
