@@ -314,3 +314,17 @@ def test_prometheus_endpoint(worker: EmbeddedWorker, kafka_bootstrap: str) -> No
     counter = families["kafka_connect_source_task_metrics_source_record_write"]
     assert counter.type == "counter"
     assert [s.value for s in counter.samples if s.name.endswith("_total")] == [1200]
+
+
+def test_the_reference_page_lists_every_metric() -> None:
+    from pathlib import Path
+
+    from cdk.runtime._metrics import _DESCRIPTIONS
+
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "metrics.rst").read_text()
+    missing = sorted(
+        f"{group}/{name}" for group, name in _DESCRIPTIONS if f"``{name}``" not in page
+    )
+    assert not missing, f"docs/reference/metrics.rst does not list {missing}"
+    for group in {group for group, _ in _DESCRIPTIONS}:
+        assert f"``{group}``" in page
