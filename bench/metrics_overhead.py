@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,18 +28,23 @@ if str(REPO_ROOT) not in sys.path:
 
 from cdk.kafka import EmbeddedKafka  # noqa: E402
 
-_RUN = re.compile(r"run \d+: source ([\d,]+)/([\d,]+) \(\d+%\), sink ([\d,]+)/([\d,]+) \(\d+%\)")
+_RUN = re.compile(
+    r"run \d+: source ([\d,]+)/([\d,]+) \(\d+%\), sink ([\d,]+)/([\d,]+) \(\d+%\).*"
+    r"CPU us/record: source ([\d.]+)/([\d.]+), sink ([\d.]+)/([\d.]+)"
+)
+#: (source worker, source loop, sink worker, sink loop) rates, then the same four CPU figures
+_Figures = tuple[float, float, float, float, float, float, float, float]
 
 
 def _load() -> str:
     try:
-        return Path("/proc/loadavg").read_text().split(" 1")[0].strip()
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "unknown"
 
 
-def measure(tree: Path, bootstrap: str, records: int) -> tuple[float, float, float, float]:
-    """One worker_throughput run of ``tree``: (source worker, source loop, sink worker, loop)."""
+def measure(tree: Path, bootstrap: str, records: int) -> _Figures:
+    """One worker_throughput run of ``tree``: rates and CPU per record (see ``_Figures``)."""
     done = subprocess.run(
         [
             sys.executable,
@@ -57,8 +63,8 @@ def measure(tree: Path, bootstrap: str, records: int) -> tuple[float, float, flo
     match = _RUN.search(done.stderr)
     if done.returncode != 0 or match is None:
         raise RuntimeError(f"{tree}: worker_throughput failed:\n{done.stdout}\n{done.stderr}")
-    src_w, src_l, snk_w, snk_l = (float(g.replace(",", "")) for g in match.groups())
-    return src_w, src_l, snk_w, snk_l
+    v = [float(g.replace(",", "")) for g in match.groups()]
+    return v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
 
 
 def main() -> None:
@@ -78,8 +84,10 @@ def main() -> None:
             check=True,
         )
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+        # the same measuring script for both trees: only the kit under it differs
+        shutil.copy(REPO_ROOT / "bench" / "worker_throughput.py", base / "bench")
         trees = {"base": base, "this": REPO_ROOT}
-        results: dict[str, list[tuple[float, float, float, float]]] = {"base": [], "this": []}
+        results: dict[str, list[_Figures]] = {"base": [], "this": []}
         order = []
         for run in range(args.runs):
             order += ["base", "this"] if run % 2 == 0 else ["this", "base"]
@@ -88,7 +96,9 @@ def main() -> None:
             results[label].append(figures)
             print(
                 f"{label}: source {figures[0]:,.0f} (loop {figures[1]:,.0f}), "
-                f"sink {figures[2]:,.0f} (loop {figures[3]:,.0f})",
+                f"sink {figures[2]:,.0f} (loop {figures[3]:,.0f}); CPU us/record: "
+                f"source {figures[4]:.1f} (loop {figures[5]:.1f}), "
+                f"sink {figures[6]:.1f} (loop {figures[7]:.1f})",
                 file=sys.stderr,
                 flush=True,
             )
@@ -106,6 +116,17 @@ def main() -> None:
         print(
             f"| {name} | {b:,.0f} | {t:,.0f} | {t / b - 1:+.1%} | {b_ratio:.0%} | {t_ratio:.0%} |"
         )
+    print()
+    print("Worker CPU per record (this process, all threads; less sensitive to other load):")
+    print()
+    print("| pipeline | base (us/rec) | this (us/rec) | change | loop base | loop this |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, worker, loop in (("source", 4, 5), ("sink", 6, 7)):
+        b = statistics.median(r[worker] for r in results["base"])
+        t = statistics.median(r[worker] for r in results["this"])
+        lb = statistics.median(r[loop] for r in results["base"])
+        lt = statistics.median(r[loop] for r in results["this"])
+        print(f"| {name} | {b:.1f} | {t:.1f} | {t / b - 1:+.1%} | {lb:.1f} | {lt:.1f} |")
 
 
 if __name__ == "__main__":
