@@ -328,3 +328,24 @@ def test_the_reference_page_lists_every_metric() -> None:
     assert not missing, f"docs/reference/metrics.rst does not list {missing}"
     for group in {group for group, _ in _DESCRIPTIONS}:
         assert f"``{group}``" in page
+
+
+def test_the_worker_window_settings_reach_the_registry(kafka_bootstrap: str) -> None:
+    from cdk.errors import ConfigException
+
+    props = {
+        "bootstrap.servers": kafka_bootstrap,
+        "key.converter": "JsonConverter",
+        "value.converter": "JsonConverter",
+        "metrics.sample.window.ms": "5000",
+        "metrics.num.samples": "3",
+    }
+    with EmbeddedWorker(props, rest=False, cluster_id_timeout=0) as running:
+        assert running.worker.metrics.window_s == 5.0
+        assert running.worker.metrics.num_samples == 3
+        snapshot = running.metrics()
+        assert snapshot.value(WORKER_GROUP, "connector-count") == 0
+        # Kafka's frequencies are 0 when nothing was attempted
+        assert snapshot.value(WORKER_GROUP, "connector-startup-success-percentage") == 0.0
+    with pytest.raises(ConfigException, match=r"metrics\.num\.samples"):
+        EmbeddedWorker({**props, "metrics.num.samples": "0"})
