@@ -698,9 +698,11 @@ class WorkerSinkTask(WorkerTask):
         committed = self._last_committed
         consumed = {**self._current, **self._batch_positions}
         active = 0
-        for key, offset in consumed.items():
+        for tp in self._assigned:
+            key = (tp.topic, tp.partition)
+            offset = consumed.get(key)
             last = committed.get(key)
-            if last is not None and offset > last.offset:
+            if offset is not None and last is not None and offset > last.offset:
                 active += offset - last.offset
         sink_metrics = self.metrics.sink
         assert sink_metrics is not None
