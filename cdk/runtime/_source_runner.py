@@ -440,11 +440,10 @@ class WorkerSourceTask(WorkerTask):
             partition = pre.source_partition
             if group is None or (partition is not group.partition and partition != group.partition):
                 if group is not None:
-                    group.close(submitted)
-                group = _AckGroup(self, partition)
+                    group.close(submitted, index)
+                group = _AckGroup(self, partition, index)
             group.offset = pre.source_offset
             group.remaining += 1
-            group.size += 1
             try:
                 record = pre if chain is None else chain.apply(pre)
                 if record is not None:
@@ -492,7 +491,7 @@ class WorkerSourceTask(WorkerTask):
             except Exception as exc:  # noqa: BLE001 - KafkaException, TypeError... of a sync send
                 self._send_failed(group, pre, topic, exc, synchronous=True)
         if group is not None:
-            group.close(submitted)
+            group.close(submitted, len(records))
 
     def _produce(
         self,
@@ -776,12 +775,14 @@ class _AckGroup:
 
     __slots__ = ("_submitted", "offset", "owner", "partition", "remaining", "size", "skipped")
 
-    def __init__(self, owner: WorkerSourceTask, partition: Mapping[str, Any] | None) -> None:
+    def __init__(
+        self, owner: WorkerSourceTask, partition: Mapping[str, Any] | None, start: int
+    ) -> None:
         self.owner = owner
         self.partition = partition
         self.offset: Mapping[str, Any] | None = None
         self.remaining = 0
-        self.size = 0  # records in the group
+        self.size = start  # the index of its first record in the batch; its size once closed
         self.skipped = 0  # of which dropped by an SMT or skipped under tolerance
         self._submitted: SubmittedRecord | None = None
 
@@ -791,8 +792,12 @@ class _AckGroup:
         if self.remaining == 0 and self._submitted is not None:
             self._finish(self._submitted)
 
-    def close(self, submitted: SubmittedRecords) -> None:
-        """Every record of the group was handed over: track it with its last offset."""
+    def close(self, submitted: SubmittedRecords, end: int) -> None:
+        """Every record of the group was handed over: track it with its last offset.
+
+        ``end`` is the index (in the poll batch) just after the group's last record.
+        """
+        self.size = end - self.size
         self._submitted = submitted.submit(self.partition, self.offset)
         if self.remaining == 0:
             self._finish(self._submitted)

@@ -349,3 +349,29 @@ def test_the_worker_window_settings_reach_the_registry(kafka_bootstrap: str) -> 
         assert snapshot.value(WORKER_GROUP, "connector-startup-success-percentage") == 0.0
     with pytest.raises(ConfigException, match=r"metrics\.num\.samples"):
         EmbeddedWorker({**props, "metrics.num.samples": "0"})
+
+
+def test_records_dropped_by_a_transformation_are_polled_not_written(
+    worker: EmbeddedWorker, kafka_bootstrap: str
+) -> None:
+    topic = _name("metrics")
+    create_topics(kafka_bootstrap, [topic], partitions=1)
+    source = _name("src")
+    _start_source(
+        worker,
+        source,
+        topic,
+        **{
+            "transforms": "drop",
+            "transforms.drop.type": "org.apache.kafka.connect.transforms.Filter",
+            "transforms.drop.predicate": "stream",
+            "predicates": "stream",
+            "predicates.stream.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+            "predicates.stream.name": "gen.stream",
+        },
+    )
+    tags = {"connector": source, "task": 0}
+    snapshot = _await_value(worker, SOURCE_TASK_GROUP, "source-record-poll-total", 1200, **tags)
+    snapshot = _await_value(worker, SOURCE_TASK_GROUP, "source-record-active-count", 0, **tags)
+    assert snapshot.value(SOURCE_TASK_GROUP, "source-record-write-total", **tags) == 0
+    assert snapshot.value(ERROR_GROUP, "total-records-skipped", **tags) == 0
