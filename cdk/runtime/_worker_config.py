@@ -67,6 +67,8 @@ TOPIC_CREATION_ENABLE_CONFIG = "topic.creation.enable"
 TOPIC_TRACKING_ENABLE_CONFIG = "topic.tracking.enable"
 TOPIC_TRACKING_ALLOW_RESET_CONFIG = "topic.tracking.allow.reset"
 SINK_TASKS_LEAVE_MODE_CONFIG = "sink.tasks.leave.mode"
+METRICS_SAMPLE_WINDOW_MS_CONFIG = "metrics.sample.window.ms"
+METRICS_NUM_SAMPLES_CONFIG = "metrics.num.samples"
 
 DEFAULT_LISTENER = "http://127.0.0.1:8083"
 
@@ -327,6 +329,23 @@ WORKER_CONFIG_DEF: ConfigDef = (
         "(<code>group.initial.rebalance.delay.ms</code>), else sequential (also when its "
         "configs cannot be read, e.g. without DESCRIBE_CONFIGS permission).",
     )
+    .define(
+        METRICS_SAMPLE_WINDOW_MS_CONFIG,
+        Type.LONG,
+        30000,
+        Range.at_least(1),
+        Importance.LOW,
+        "The length in milliseconds of one sample of the worker's metrics: rates, averages and "
+        "maxima are computed over the last metrics.num.samples samples.",
+    )
+    .define(
+        METRICS_NUM_SAMPLES_CONFIG,
+        Type.INT,
+        2,
+        Range.at_least(1),
+        Importance.LOW,
+        "How many samples the worker's rates, averages and maxima are computed over.",
+    )
 )
 """The worker's configuration keys, with Kafka's defaults and documentation."""
 
@@ -410,6 +429,16 @@ class WorkerConfig(AbstractConfig):
     def sink_tasks_leave_mode(self) -> str:
         """``sink.tasks.leave.mode``: ``auto``, ``sequential`` or ``concurrent`` (lower case)."""
         return str(self.get_string(SINK_TASKS_LEAVE_MODE_CONFIG)).lower()
+
+    @property
+    def metrics_window_ms(self) -> int:
+        """``metrics.sample.window.ms``: the length of one metrics sample."""
+        return self.get_long(METRICS_SAMPLE_WINDOW_MS_CONFIG)
+
+    @property
+    def metrics_num_samples(self) -> int:
+        """``metrics.num.samples``: how many samples windowed metrics cover."""
+        return self.get_int(METRICS_NUM_SAMPLES_CONFIG)
 
     @property
     def topic_tracking_enabled(self) -> bool:
