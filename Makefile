@@ -43,8 +43,8 @@ demo: $(STAMP)
 	$(BIN)/uv venv --quiet --seed --python $(BIN)/python $(DEMO)/.venv
 	$(BIN)/uv pip install --quiet --python $(DEMO)/.venv/bin/python -c .ci/constraints.txt ".[certify]"
 	$(BIN)/uv pip install --quiet --python $(DEMO)/.venv/bin/python -c .ci/constraints.txt -e "$(DEMO)/demo-connector[dev]"
-	cd $(DEMO)/demo-connector && ../.venv/bin/pytest -q -p no:cacheprovider
-	$(DEMO)/.venv/bin/cdk certify $(DEMO)/demo-connector --report-dir $(REPORT)
+	cd $(DEMO)/demo-connector && ../.venv/bin/pytest -q -p no:cacheprovider --junitxml=../tests-junit.xml
+	$(DEMO)/.venv/bin/cdk certify $(DEMO)/demo-connector --report-dir $(REPORT) --tests-junit $(DEMO)/tests-junit.xml
 
 # The SQLite reference connectors, certified as the kit's CI certifies them.
 reference: $(STAMP)

@@ -50,9 +50,10 @@ class BrokerRebalanceError(RuntimeError):
     The runtime opens whatever partitions the group assigns, so no sink can cause this. Tansu
     0.6 wedges a group for good when its leader leaves while the group is re-forming (its
     ``Forming`` state keeps the departed leader, and every new member then waits for that
-    leader's assignment). The runtime's tasks leave a group one at a time
-    (``Worker.stop_tasks``), which never leaves a group re-forming, so this now means the
-    broker's group coordinator failed in some other way.
+    leader's assignment). On such a broker the runtime's tasks leave a group one at a time
+    (``sink.tasks.leave.mode=auto`` finds that Tansu needs it; ``Worker.stop_tasks``), which
+    never leaves a group re-forming, so this now means the broker's group coordinator failed
+    in some other way.
     """
 
 
