@@ -132,6 +132,8 @@ class Check:
         description: what the check proves, for the report and the docs' checklist (the
             function's docstring, dedented; its inline RST renders as markup).
         fix: how to fix a failure, in a sentence or two (inline RST, as ``description``).
+        exclusive: it must run alone: with ``cdk certify --jobs N`` no other check runs while
+            it does (it stalls the shared broker, or measures throughput and latency).
     """
 
     id: str
@@ -144,6 +146,7 @@ class Check:
     per_project: bool = False
     fix: str = ""
     capabilities: tuple[str, ...] = ()
+    exclusive: bool = False
 
     @property
     def suite(self) -> str:
@@ -254,6 +257,7 @@ def check(
     per_project: bool = False,
     fix: str = "",
     capabilities: Iterable[str] = (),
+    exclusive: bool = False,
 ) -> Callable[[Callable[[CheckContext], None]], Callable[[CheckContext], None]]:
     """Register the decorated function as check ``id``.
 
@@ -261,6 +265,8 @@ def check(
     connector pass. Both are inline RST, rendered in the report and in the docs' checklist.
     ``capabilities`` names what the check needs from the driver (shown in the checklist and
     ``cdk certify --list``); the check raises :class:`CheckNotVerified` when one is missing.
+    ``exclusive`` makes it run alone in a concurrent run (``cdk certify --jobs N``): a check
+    that disturbs the shared broker (stalls it) or measures it (throughput, latency).
 
     Raises:
         ValueError: the id is malformed, names an unknown suite, or is taken.
@@ -287,6 +293,7 @@ def check(
             per_project=per_project,
             fix=inspect.cleandoc(fix),
             capabilities=tuple(capabilities),
+            exclusive=exclusive,
         )
         return fn
 
