@@ -2,11 +2,12 @@
 
 :func:`run_isolated` hands the planned checks, one at a time, to child processes
 (:mod:`harness.certify._child`), each in its own process group, and collects each result as it
-ends. ``jobs`` children run checks at the same time, pulling the next one from one queue as
-they finish (``cdk certify --jobs N``); with ``jobs=1`` one child runs them one after another.
-A check marked ``exclusive`` (it stalls the shared broker, or measures it) runs alone: with more
-than one job, the exclusive checks wait until the others are done and run one after another.
-A child runs checks until there is none left for it; a fresh one starts only after trouble:
+ends. ``jobs`` children run checks at the same time, each taking the next check that may start
+from one queue as it finishes (``cdk certify --jobs N``); with ``jobs=1`` one child runs them
+one after another, in plan order. A check marked ``exclusive=True`` (it measures) runs alone;
+one marked ``exclusive="kafka"`` (it stalls the shared broker) runs while no other check that
+needs Kafka does; both wait until the other checks on Kafka are done. A child runs checks until
+there is none left for it; a fresh one starts only after trouble:
 
 - a check overruns its deadline: the child's threads are dumped (``faulthandler``), its whole
   process group is killed, and the check is an ERROR that says it was abandoned after N s, with
@@ -48,6 +49,7 @@ __all__ = [
     "Abandoned",
     "ChildFailed",
     "check_timeout",
+    "may_start",
     "run_isolated",
     "run_order",
 ]
@@ -112,22 +114,47 @@ def check_timeout(c: Check, override: float | None) -> float:
 def run_order(items: Sequence[Planned], jobs: int) -> list[Planned]:
     """The order in which ``jobs`` children take the planned ``items``.
 
-    One job runs them in plan order. More jobs start the longest checks first, so that the
-    short ones fill the gaps at the end: the checks on Kafka against sinks (their consumer
-    groups join and rebalance), then those against sources, then the checks that need no
-    Kafka, each group in plan order; then the exclusive checks, which run alone, in plan order.
+    One job runs them in plan order. More jobs start the longest checks first: the checks on
+    Kafka against sinks (their consumer groups join and rebalance), then those against
+    sources; then the checks that stall the broker (``exclusive="kafka"``), with the checks
+    that need no Kafka running alongside; then the checks that run alone
+    (``exclusive=True``). Each group keeps plan order.
     """
     if jobs <= 1:
         return list(items)
 
     def rank(item: Planned) -> int:
-        _, c, driver, reason = item
-        if reason is not None or "kafka" not in c.needs:
+        _, c, driver, _ = item
+        exclusive = _exclusive(item)
+        if exclusive is True:
+            return 4
+        if not _uses_kafka(item):
+            return 3
+        if exclusive == "kafka":
             return 2
         return 1 if c.per_project or issubclass(driver, SourceDriver) else 0
 
-    shared = sorted((i for i in items if not i[1].exclusive), key=rank)
-    return shared + [i for i in items if i[1].exclusive]
+    return sorted(items, key=rank)
+
+
+def _exclusive(item: Planned) -> bool | str:
+    """What the check must have to itself (nothing when it is skipped: it runs nothing)."""
+    return item[1].exclusive if item[3] is None else False
+
+
+def _uses_kafka(item: Planned) -> bool:
+    return item[3] is None and "kafka" in item[1].needs
+
+
+def may_start(item: Planned, running: Sequence[Planned]) -> bool:
+    """Whether ``item`` may start while the checks ``running`` run (their exclusivity)."""
+    if not running:
+        return True
+    if _exclusive(item) is True or any(_exclusive(r) is True for r in running):
+        return False
+    if _exclusive(item) == "kafka":
+        return not any(_uses_kafka(r) for r in running)
+    return not (_uses_kafka(item) and any(_exclusive(r) == "kafka" for r in running))
 
 
 def run_isolated(
@@ -251,7 +278,7 @@ class _Scheduler:
 
     def _running_exclusive(self, besides: _Child | None = None) -> bool:
         return any(
-            c.busy is not None and c.busy[1].exclusive
+            c.busy is not None and bool(_exclusive(c.busy))
             for c in self.children.values()
             if c is not besides
         )
@@ -259,11 +286,11 @@ class _Scheduler:
     # ------------------------------------------------------------------ handing out checks
     def _dispatch(self) -> None:
         while self.waiting:
-            busy = [c for c in self.children.values() if c.busy is not None]
-            head = self.waiting[0]
-            if self._running_exclusive() or (busy and head[1].exclusive):
+            running = [c.busy for c in self.children.values() if c.busy is not None]
+            if len(running) >= self.jobs:
                 break
-            if len(busy) >= self.jobs:
+            item = next((i for i in self.waiting if may_start(i, running)), None)
+            if item is None:
                 break
             idle = [c for c in self.children.values() if c.busy is None and not c.closed]
             if idle:
@@ -272,13 +299,13 @@ class _Scheduler:
                 break  # the others start once the first child shows the drivers import
             else:
                 child = self._spawn()
-            self.waiting.popleft()
-            self._send(child, head)
+            self.waiting.remove(item)
+            self._send(child, item)
         # an idle child is told to end once nothing is left for it (one child is kept while
         # only exclusive checks wait: they run one at a time)
         if not self.waiting:
             keep = 0
-        elif all(i[1].exclusive for i in self.waiting):
+        elif all(_exclusive(i) is True for i in self.waiting):
             keep = 1
         else:
             return
