@@ -37,7 +37,7 @@ __all__ = ["certify"]
 #: How many checks ``cdk certify`` runs at the same time by default. The checks mostly wait on
 #: Kafka (consumer group joins, restarts), not on the CPU: measured on 2 cores, the SQLite
 #: reference certification gains little past this many (docs/guide/certify.rst has the figures).
-DEFAULT_JOBS = 4
+DEFAULT_JOBS = 6
 
 _KAFKA_HELP = (
     "The Kafka to run on: 'embedded' (a Tansu broker, the default), 'testcontainers' "
@@ -253,8 +253,9 @@ class _CertifyCommand(click.Command):
     show_default=True,
     metavar="N",
     help="Run up to N checks at the same time, each in its own process and context against "
-    "the one Kafka (the checks that stall the broker or measure it run alone, after the "
-    "others). The results, reports and exit status are those of a serial run (--jobs 1).",
+    "the one Kafka (a check that stalls the broker runs with no other check on Kafka, one "
+    "that measures it alone; both after the others). The results, reports and exit status "
+    "are those of a serial run (--jobs 1).",
 )
 @click.option(
     "--run-tests",
