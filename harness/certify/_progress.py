@@ -123,14 +123,15 @@ class TerminalProgress:
         self._clear_running()
         if not self._in_progress:
             return
-        position = f"[{self.done + 1}/{self.planned}]" if self.planned else ""
+        width = len(str(self.planned))
+        position = f"[{self.done + 1:>{width}}/{self.planned}]" if self.planned else ""
         names = ", ".join(f"{cid} [{subject}]" for cid, subject in self._in_progress)
         if len(self._in_progress) == 1 and title is not None:
             cid, subject = self._in_progress[0]
             names = f"{cid} {title} [{subject}]"
         line = f"{position} running {names} ..."
-        width = shutil.get_terminal_size((100, 20)).columns
-        self._write(clean(line)[: max(width - 1, 20)])
+        columns = shutil.get_terminal_size((100, 20)).columns
+        self._write(clean(line)[: max(columns - 1, 20)])
         self._running = True
 
     def check_finished(self, result: CheckResult) -> None:

@@ -19,8 +19,16 @@ from typing import Any
 import pytest
 
 from harness._driver import ConnectorDriver
-from harness.certify import Check, CheckResult, Outcome, Project, TerminalProgress, certify, plan
-from harness.certify._checks import registered_checks
+from harness.certify import (
+    Check,
+    CheckResult,
+    Outcome,
+    Project,
+    TerminalProgress,
+    all_checks,
+    certify,
+    plan,
+)
 from harness.certify._isolate import may_start, run_order
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
 from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
@@ -134,7 +142,7 @@ def test_exclusive_checks_run_alone_while_the_others_overlap(
     )
     expected = {r.id: Outcome.PASSED for r in run.results} | {"ERR-04": Outcome.NOT_VERIFIED}
     assert {r.id: r.outcome for r in run.results} == expected, _support.describe(run)
-    checks = {c.id: c for c in registered_checks()}
+    checks = {c.id: c for c in all_checks()}
     assert {i for i, c in checks.items() if c.exclusive is True} >= {"PRF-01", "PRF-02"}
     assert {i for i, c in checks.items() if c.exclusive == "kafka"} >= {"ERR-04", "ERR-05"}
     running: set[tuple[str, str]] = set()
@@ -265,7 +273,7 @@ def test_what_may_start_next_to_what_runs() -> None:
 
 
 def _result(check_id: str, subject: str) -> CheckResult:
-    (c,) = [c for c in registered_checks() if c.id == check_id]
+    (c,) = [c for c in all_checks() if c.id == check_id]
     return CheckResult(c, subject, "source", Outcome.PASSED, "", duration_s=1.0)
 
 
@@ -273,7 +281,7 @@ def test_the_terminal_names_every_check_in_progress_and_prints_results_whole() -
     stream = io.StringIO()
     progress = TerminalProgress(stream, tty=True, colour=False)
     progress.planned = 3
-    checks = {c.id: c for c in registered_checks()}
+    checks = {c.id: c for c in all_checks()}
     progress.check_started(checks["OFF-01"], "A")
     progress.check_started(checks["RST-01"], "A")
     progress.check_started(checks["RST-01"], "B")
@@ -303,3 +311,10 @@ def test_the_terminal_names_every_check_in_progress_and_prints_results_whole() -
         f"[1/2] PASS  RST-01  {checks['RST-01'].title} [A]  (1.00 s)",
         f"[2/2] PASS  OFF-01  {checks['OFF-01'].title} [A]  (1.00 s)",
     ]
+    # the running line is numbered as the result lines are
+    padded = io.StringIO()
+    progress = TerminalProgress(padded, tty=True, colour=False)
+    progress.planned = 12
+    progress.check_started(checks["OFF-01"], "A")
+    progress.check_started(checks["RST-01"], "A")
+    assert padded.getvalue().endswith("[ 1/12] running OFF-01 [A], RST-01 [A] ...")
