@@ -121,6 +121,10 @@ def _print_catalogue(checks: Sequence[Check], only: Sequence[str], skip: Sequenc
             notes.append(f"needs {', '.join(extra)}")
         if c.capabilities:
             notes.append(f"driver: {', '.join(c.capabilities)}")
+        if c.exclusive is True:
+            notes.append("runs alone")
+        elif c.exclusive == "kafka":
+            notes.append("runs with no other check on Kafka")
         click.echo(f"  {c.id}  {c.title}  ({'; '.join(notes)})")
     click.echo(f"\n{len(shown)} check{'s' if len(shown) != 1 else ''}")
 

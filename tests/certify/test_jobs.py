@@ -318,3 +318,17 @@ def test_the_terminal_names_every_check_in_progress_and_prints_results_whole() -
     progress.check_started(checks["OFF-01"], "A")
     progress.check_started(checks["RST-01"], "A")
     assert padded.getvalue().endswith("[ 1/12] running OFF-01 [A], RST-01 [A] ...")
+
+
+def test_the_catalogue_says_which_checks_run_alone() -> None:
+    answer = subprocess.run(
+        [str(CDK), "certify", "--list", "--only", "ERR-04,PRF-01,OFF-01"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    lines = {line.split()[0]: line for line in answer.stdout.splitlines() if "-0" in line}
+    assert lines["ERR-04"].endswith("; runs with no other check on Kafka)"), answer.stdout
+    assert lines["PRF-01"].endswith("; runs alone)"), answer.stdout
+    assert "runs" not in lines["OFF-01"], answer.stdout
