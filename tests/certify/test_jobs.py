@@ -332,3 +332,43 @@ def test_the_catalogue_says_which_checks_run_alone() -> None:
     assert lines["ERR-04"].endswith("; runs with no other check on Kafka)"), answer.stdout
     assert lines["PRF-01"].endswith("; runs alone)"), answer.stdout
     assert "runs" not in lines["OFF-01"], answer.stdout
+
+
+def _build_in_another_process(project: Path, run_dir: Path, out: Any) -> None:
+    from types import SimpleNamespace
+
+    from harness.certify.suites import pkg
+
+    build = pkg._build(
+        SimpleNamespace(project=SimpleNamespace(path=project), workdir=run_dir / "001")  # type: ignore[arg-type]
+    )
+    out.put((str(build.wheel), build.seconds, build.returncode))
+
+
+def test_checks_in_several_processes_share_one_wheel_build(tmp_path: Path) -> None:
+    # PKG-01..03 may run at the same time in different children: one builds, the others wait
+    # for it (a file lock) and read what it built
+    import multiprocessing
+    import shutil
+
+    project = tmp_path / "filestream_demo"
+    shutil.copytree(Path(__file__).parent / "projects" / "filestream_demo", project)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    workers = [
+        context.Process(target=_build_in_another_process, args=(project, run_dir, out))
+        for _ in range(3)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        builds = [out.get(timeout=300) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(60)
+    assert all(code == 0 for _, _, code in builds), builds
+    # one wheel, built once: the same file and the same build time for all three
+    assert len({(wheel, seconds) for wheel, seconds, _ in builds}) == 1, builds
+    assert len(list(run_dir.glob("wheel-*/wheels/*.whl"))) == 1
