@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 Kind = Literal["source", "sink"]
+#: What a check must have to itself when checks run at the same time (:attr:`Check.exclusive`).
+Exclusive = bool | Literal["kafka"]
 KINDS: tuple[Kind, ...] = ("source", "sink")
 
 #: The suites, in report order, with what each proves.
@@ -132,6 +134,10 @@ class Check:
         description: what the check proves, for the report and the docs' checklist (the
             function's docstring, dedented; its inline RST renders as markup).
         fix: how to fix a failure, in a sentence or two (inline RST, as ``description``).
+        exclusive: what it must have to itself when checks run at the same time (``cdk
+            certify --jobs N``): ``True``, everything (no other check runs while it does: it
+            measures throughput and latency); ``"kafka"``, the broker (no other check that
+            needs Kafka runs while it does: it stalls the broker); ``False``, nothing.
     """
 
     id: str
@@ -144,6 +150,7 @@ class Check:
     per_project: bool = False
     fix: str = ""
     capabilities: tuple[str, ...] = ()
+    exclusive: Exclusive = False
 
     @property
     def suite(self) -> str:
@@ -254,6 +261,7 @@ def check(
     per_project: bool = False,
     fix: str = "",
     capabilities: Iterable[str] = (),
+    exclusive: Exclusive = False,
 ) -> Callable[[Callable[[CheckContext], None]], Callable[[CheckContext], None]]:
     """Register the decorated function as check ``id``.
 
@@ -261,10 +269,16 @@ def check(
     connector pass. Both are inline RST, rendered in the report and in the docs' checklist.
     ``capabilities`` names what the check needs from the driver (shown in the checklist and
     ``cdk certify --list``); the check raises :class:`CheckNotVerified` when one is missing.
+    ``exclusive`` says what it must have to itself in a concurrent run (``cdk certify --jobs
+    N``): ``True`` to run alone (a check that measures), ``"kafka"`` to run while no other
+    check uses the broker (a check that stalls it), see :attr:`Check.exclusive`.
 
     Raises:
-        ValueError: the id is malformed, names an unknown suite, or is taken.
+        ValueError: the id is malformed, names an unknown suite, or is taken; or
+            ``exclusive`` is none of ``False``, ``True`` and ``"kafka"``.
     """
+    if exclusive not in (False, True, "kafka"):
+        raise ValueError(f"exclusive must be False, True or 'kafka', not {exclusive!r}")
     match = _ID.match(id)
     if match is None or match["suite"] not in SUITES:
         raise ValueError(f"check id {id!r} is not SUITE-NN with a suite in {sorted(SUITES)}")
@@ -287,6 +301,7 @@ def check(
             per_project=per_project,
             fix=inspect.cleandoc(fix),
             capabilities=tuple(capabilities),
+            exclusive=exclusive,
         )
         return fn
 

@@ -1,10 +1,11 @@
 """The child process that runs checks for an isolated run (``python -m harness.certify._child``).
 
 The parent (:mod:`harness.certify._isolate`) keeps the broker and the report; connector code
-runs here. The parent writes two frames on the child's standard input: the parent's
-``sys.path`` (so the drivers import the same way), then the job (the project, the checks still
-to run and where to run them). The child answers on its own pipe (file descriptor given on the
-command line) with one frame per event:
+runs here. The parent writes frames on the child's standard input: the parent's ``sys.path``
+(so the drivers import the same way), then the job (the project and where to run its checks),
+then one check at a time, ``(index, check, driver, skip reason)``, each once the child answered
+the one before; it closes the pipe when there is nothing left for this child. The child answers
+on its own pipe (file descriptor given on the command line) with one frame per event:
 
 - ``("config_docs", docs)`` once, the generated config references of the project's connectors;
 - ``("started", index)`` when a check starts (the parent's deadline for it starts then);
@@ -14,7 +15,7 @@ command line) with one frame per event:
   and the non-daemon threads the check left running (named, with where each is);
 - ``("retire", reason)`` when the child must not run another check (a check left non-daemon
   threads running); the parent starts a fresh child for the rest;
-- ``("done",)`` when every check of the job ended.
+- ``("done",)`` when the parent closed the pipe (every check it was given ended).
 
 A frame is a 4-byte big-endian length then a pickle. Whatever the checks leave behind, the
 child ends with :func:`os._exit` once its frames are flushed, so a leaked thread cannot keep it
@@ -131,7 +132,7 @@ def main(argv: list[str]) -> None:
     try:
         sys.path[:] = read_frame(source)
         job = read_frame(source)
-        _run_job(job, lambda message: write_frame(out, message))
+        _run_job(job, lambda message: write_frame(out, message), lambda: read_frame(source))
     except BaseException as exc:  # noqa: BLE001 - told to the parent, which reports it
         with contextlib.suppress(Exception):  # the parent reads the exit status instead
             write_frame(out, ("failed", f"{type(exc).__name__}: {exc}"))
@@ -146,7 +147,7 @@ def _exit(out: IO[bytes], code: int) -> None:
     os._exit(code)
 
 
-def _run_job(job: dict[str, Any], send: Callable[[Any], None]) -> None:
+def _run_job(job: dict[str, Any], send: Callable[[Any], None], receive: Callable[[], Any]) -> None:
     from harness.certify._runner import CertificationRun, _config_docs, _run_one
 
     dump = Path(job["dump_file"])
@@ -165,7 +166,11 @@ def _run_job(job: dict[str, Any], send: Callable[[Any], None]) -> None:
     if job.get("config_docs"):
         send(("config_docs", _config_docs(project)))
     run = CertificationRun(project, kafka=job["kafka"])
-    for index, c, driver, reason in job["items"]:
+    while True:
+        try:
+            index, c, driver, reason = receive()
+        except EOFError:  # nothing left for this child
+            break
         send(("started", index))
         before = set(threading.enumerate())
         result = _run_one(

@@ -1,8 +1,13 @@
 """Running checks in child processes, so connector code cannot hang or kill ``cdk certify``.
 
-:func:`run_isolated` hands the planned checks to a child process (:mod:`harness.certify._child`)
-in its own process group and collects each result as it ends. One child runs checks one after
-another; a fresh one starts only after trouble:
+:func:`run_isolated` hands the planned checks, one at a time, to child processes
+(:mod:`harness.certify._child`), each in its own process group, and collects each result as it
+ends. ``jobs`` children run checks at the same time, each taking the next check that may start
+from one queue as it finishes (``cdk certify --jobs N``); with ``jobs=1`` one child runs them
+one after another, in plan order. A check marked ``exclusive=True`` (it measures) runs alone;
+one marked ``exclusive="kafka"`` (it stalls the shared broker) runs while no other check that
+needs Kafka does; both wait until the other checks on Kafka are done. A child runs checks until
+there is none left for it; a fresh one starts only after trouble:
 
 - a check overruns its deadline: the child's threads are dumped (``faulthandler``), its whole
   process group is killed, and the check is an ERROR that says it was abandoned after N s, with
@@ -13,7 +18,8 @@ another; a fresh one starts only after trouble:
   it is, and the child is retired (it ends with ``os._exit``, which no thread can prevent).
 
 The broker, the report and the verdict stay in the parent, which always gets past the last
-check within :data:`EXIT_GRACE_S` of its end.
+check within :data:`EXIT_GRACE_S` of its end. Every callback runs in the calling thread, one at
+a time, in the order the events happen (results in the order the checks end).
 """
 
 from __future__ import annotations
@@ -26,12 +32,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from harness._driver import ConnectorDriver
+from harness._driver import ConnectorDriver, SourceDriver
 from harness.certify._checks import Check, CheckResult
 from harness.certify._child import read_frame, write_frame
 
@@ -42,13 +49,17 @@ __all__ = [
     "Abandoned",
     "ChildFailed",
     "check_timeout",
+    "may_start",
     "run_isolated",
+    "run_order",
 ]
 
 #: The deadline of a check unless the run sets one (checks that need Spark get three times it).
 DEFAULT_CHECK_TIMEOUT_S = 300.0
 #: How long a child may take to start its first check, or its next one after a result (the
-#: run's check deadline when it sets one, but at least :data:`STARTUP_MIN_S`).
+#: run's check deadline when it sets one, but at least :data:`STARTUP_MIN_S`). The children
+#: started after the first one started a check (which shows that the drivers import and the
+#: config references are generated) get at least :data:`STARTUP_TIMEOUT_S` for their first.
 STARTUP_TIMEOUT_S = 120.0
 STARTUP_MIN_S = 10.0
 #: How long a child has to end once told there is nothing left (then its group is killed).
@@ -67,15 +78,30 @@ class Abandoned:
     check_id: str
     subject: str
     why: str
+    #: The check's position in the plan (its index).
+    index: int = 0
 
 
 @dataclass
 class _Child:
+    number: int
     proc: subprocess.Popen[bytes]
-    messages: queue.Queue[Any]
+    stdin: IO[bytes]
     dump: Path
     reader: threading.Thread
-    pending: list[Planned] = field(default_factory=list)
+    #: The check handed over and not started yet, and the check running.
+    sent: Planned | None = None
+    current: Planned | None = None
+    #: When the child must have answered (the check's deadline, or its start's), or None.
+    deadline: float | None = None
+    limit: float = 0.0
+    started_any: bool = False
+    #: The child was told there is nothing left (its standard input is closed).
+    closed: bool = False
+
+    @property
+    def busy(self) -> Planned | None:
+        return self.current or self.sent
 
 
 def check_timeout(c: Check, override: float | None) -> float:
@@ -83,6 +109,52 @@ def check_timeout(c: Check, override: float | None) -> float:
     if override is not None:
         return override
     return DEFAULT_CHECK_TIMEOUT_S * (3 if "spark" in c.needs else 1)
+
+
+def run_order(items: Sequence[Planned], jobs: int) -> list[Planned]:
+    """The order in which ``jobs`` children take the planned ``items``.
+
+    One job runs them in plan order. More jobs start the longest checks first: the checks on
+    Kafka against sinks (their consumer groups join and rebalance), then those against
+    sources; then the checks that stall the broker (``exclusive="kafka"``), with the checks
+    that need no Kafka running alongside; then the checks that run alone
+    (``exclusive=True``). Each group keeps plan order.
+    """
+    if jobs <= 1:
+        return list(items)
+
+    def rank(item: Planned) -> int:
+        _, c, driver, _ = item
+        exclusive = _exclusive(item)
+        if exclusive is True:
+            return 4
+        if not _uses_kafka(item):
+            return 3
+        if exclusive == "kafka":
+            return 2
+        return 1 if c.per_project or issubclass(driver, SourceDriver) else 0
+
+    return sorted(items, key=rank)
+
+
+def _exclusive(item: Planned) -> bool | str:
+    """What the check must have to itself (nothing when it is skipped: it runs nothing)."""
+    return item[1].exclusive if item[3] is None else False
+
+
+def _uses_kafka(item: Planned) -> bool:
+    return item[3] is None and "kafka" in item[1].needs
+
+
+def may_start(item: Planned, running: Sequence[Planned]) -> bool:
+    """Whether ``item`` may start while the checks ``running`` run (their exclusivity)."""
+    if not running:
+        return True
+    if _exclusive(item) is True or any(_exclusive(r) is True for r in running):
+        return False
+    if _exclusive(item) == "kafka":
+        return not any(_uses_kafka(r) for r in running)
+    return not (_uses_kafka(item) and any(_exclusive(r) == "kafka" for r in running))
 
 
 def run_isolated(
@@ -94,14 +166,15 @@ def run_isolated(
     make_result: Callable[[Planned, dict[str, Any]], CheckResult],
     error_result: Callable[[Planned, str, str | None], CheckResult],
     on_started: Callable[[Planned], None],
-    on_result: Callable[[CheckResult, list[str]], None],
+    on_result: Callable[[Planned, CheckResult, list[str]], None],
     on_config_docs: Callable[[dict[str, dict[str, str]]], None],
     after_child: Callable[[], None],
+    jobs: int = 1,
 ) -> list[Abandoned]:
     """Run ``items`` in child processes; report each result through ``on_result``.
 
     Args:
-        items: (index, check, driver, skip reason) in run order.
+        items: (index, check, driver, skip reason) in plan order.
         job: what every child needs besides the items (project, bootstrap, kafka...).
         base: the run's working directory (each check's is ``base/NNN``).
         timeout: the deadline of every check in seconds (None: the default per check).
@@ -110,175 +183,329 @@ def run_isolated(
         on_started: a check starts.
         on_result: a check ended (with the leaked threads the child saw, if any).
         on_config_docs: the connectors' config references (sent once, by the first child).
-        after_child: called after each child ended (the broker is resumed there).
+        after_child: called after a child ended while no exclusive check runs in another (the
+            broker is resumed there: a child killed in the middle of a stall leaves it stopped).
+        jobs: how many checks run at the same time (each in its own child).
 
     Returns:
-        What was abandoned, in order.
+        What was abandoned, in the order it happened.
+
+    Raises:
+        ChildFailed: the first child could not start a check (the drivers do not import, a
+            connector's ``config()`` does not return...).
+        ValueError: ``jobs`` is less than 1.
     """
-    remaining = list(items)
-    abandoned: list[Abandoned] = []
-    first = True
-    while remaining:
-        child = _spawn(remaining, job, base, config_docs=first)
-        first = False
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    scheduler = _Scheduler(
+        run_order(items, jobs),
+        job,
+        base,
+        timeout,
+        jobs,
+        make_result,
+        error_result,
+        on_started,
+        on_result,
+        on_config_docs,
+        after_child,
+    )
+    return scheduler.run()
+
+
+class _Scheduler:
+    """Hands checks to up to ``jobs`` children and follows them until every check ended."""
+
+    def __init__(
+        self,
+        order: list[Planned],
+        job: dict[str, Any],
+        base: Path,
+        timeout: float | None,
+        jobs: int,
+        make_result: Callable[[Planned, dict[str, Any]], CheckResult],
+        error_result: Callable[[Planned, str, str | None], CheckResult],
+        on_started: Callable[[Planned], None],
+        on_result: Callable[[Planned, CheckResult, list[str]], None],
+        on_config_docs: Callable[[dict[str, dict[str, str]]], None],
+        after_child: Callable[[], None],
+    ) -> None:
+        self.waiting: deque[Planned] = deque(order)
+        self.job = job
+        self.base = base
+        self.timeout = timeout
+        self.jobs = jobs
+        self.make_result = make_result
+        self.error_result = error_result
+        self.on_started = on_started
+        self.on_result = on_result
+        self.on_config_docs = on_config_docs
+        self.after_child = after_child
+        self.children: dict[int, _Child] = {}
+        self.events: queue.Queue[tuple[int, Any]] = queue.Queue()
+        self.abandoned: list[Abandoned] = []
+        self.spawned = 0
+        self.started_any = False
+        self.startup = STARTUP_TIMEOUT_S if timeout is None else max(timeout, STARTUP_MIN_S)
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> list[Abandoned]:
         try:
-            remaining, lost = _drive(
-                child, timeout, make_result, error_result, on_started, on_result, on_config_docs
-            )
-            abandoned.extend(lost)
+            while self.waiting or self.children:
+                self._dispatch()
+                try:
+                    number, message = self.events.get(timeout=self._wait())
+                except queue.Empty:
+                    self._expire()
+                    continue
+                child = self.children.get(number)
+                if child is not None:  # else: the last words of a child already gone
+                    self._handle(child, message)
         except BaseException:
-            _kill_group(child.proc)  # interrupted (Ctrl-C) or failed: no grace period
+            for child in list(self.children.values()):
+                _kill_group(child.proc)  # interrupted (Ctrl-C) or failed: no grace period
             raise
         finally:
-            _finish(child)
-            after_child()
-    return abandoned
+            for child in list(self.children.values()):
+                self._end(child)
+        return self.abandoned
 
+    def _wait(self) -> float:
+        deadlines = [c.deadline for c in self.children.values() if c.deadline is not None]
+        if not deadlines:
+            return 1.0
+        return max(min(deadlines) - time.monotonic(), 0.0)
 
-def _spawn(items: list[Planned], job: dict[str, Any], base: Path, *, config_docs: bool) -> _Child:
-    read_end, write_end = os.pipe()
-    dump = base / f"threads-{time.monotonic_ns()}.txt"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.certify._child", str(write_end)],
-            stdin=subprocess.PIPE,
-            pass_fds=(write_end,),
-            start_new_session=True,  # its own process group: killed whole when abandoned
-            env=env,
+    def _running_exclusive(self, besides: _Child | None = None) -> bool:
+        return any(
+            c.busy is not None and bool(_exclusive(c.busy))
+            for c in self.children.values()
+            if c is not besides
         )
-    finally:
-        os.close(write_end)
-    messages: queue.Queue[Any] = queue.Queue()
-    reader = threading.Thread(
-        target=_read, args=(os.fdopen(read_end, "rb"), messages), name="cdk-certify-child-reader"
-    )
-    reader.daemon = True
-    reader.start()
-    child = _Child(proc, messages, dump, reader, list(items))
-    assert proc.stdin is not None
-    try:
-        write_frame(proc.stdin, list(sys.path))
-        write_frame(
-            proc.stdin,
-            {
-                **job,
-                "items": items,
-                "workdir": str(base),
-                "dump_file": str(dump),
-                "config_docs": config_docs,
-            },
-        )
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
-        pass  # the child died at once: _drive reports it from its exit status
-    return child
 
-
-def _read(stream: Any, messages: queue.Queue[Any]) -> None:
-    with stream:
-        while True:
-            try:
-                messages.put(read_frame(stream))
-            except EOFError:
+    # ------------------------------------------------------------------ handing out checks
+    def _dispatch(self) -> None:
+        while self.waiting:
+            running = [c.busy for c in self.children.values() if c.busy is not None]
+            if len(running) >= self.jobs:
                 break
-            except Exception as exc:  # noqa: BLE001 - a garbled frame ends the conversation
-                messages.put(("garbled", f"{type(exc).__name__}: {exc}"))
+            item = next((i for i in self.waiting if may_start(i, running)), None)
+            if item is None:
                 break
-    messages.put(None)
+            idle = [c for c in self.children.values() if c.busy is None and not c.closed]
+            if idle:
+                child = idle[0]
+            elif self.children and not self.started_any:
+                break  # the others start once the first child shows the drivers import
+            else:
+                child = self._spawn()
+            self.waiting.remove(item)
+            self._send(child, item)
+        # an idle child is told to end once nothing is left for it (one child is kept while
+        # only exclusive checks wait: they run one at a time)
+        if not self.waiting:
+            keep = 0
+        elif all(_exclusive(i) is True for i in self.waiting):
+            keep = 1
+        else:
+            return
+        open_children = [c for c in self.children.values() if not c.closed]
+        surplus = len(open_children) - keep
+        for child in open_children:
+            if surplus <= 0:
+                break
+            if child.busy is None:
+                self._close(child)
+                surplus -= 1
 
+    def _send(self, child: _Child, item: Planned) -> None:
+        child.sent = item
+        child.deadline = time.monotonic() + self._patience(child)
+        with contextlib.suppress(OSError):  # the child died: its reader reports it
+            write_frame(child.stdin, item)
 
-def _drive(
-    child: _Child,
-    timeout: float | None,
-    make_result: Callable[[Planned, dict[str, Any]], CheckResult],
-    error_result: Callable[[Planned, str, str | None], CheckResult],
-    on_started: Callable[[Planned], None],
-    on_result: Callable[[CheckResult, list[str]], None],
-    on_config_docs: Callable[[dict[str, dict[str, str]]], None],
-) -> tuple[list[Planned], list[Abandoned]]:
-    """Follow one child until it is done, retired, dead or overrun; return what is left."""
-    pending = {item[0]: item for item in child.pending}
-    order = [item[0] for item in child.pending]
-    current: Planned | None = None
-    deadline: float | None = None
-    limit = 0.0
-    started_any = False
-    startup = STARTUP_TIMEOUT_S if timeout is None else max(timeout, STARTUP_MIN_S)
-    idle_deadline = time.monotonic() + startup
-    while True:
-        wait = max((deadline or idle_deadline) - time.monotonic(), 0.0)
+    def _close(self, child: _Child) -> None:
+        child.closed = True
+        child.deadline = time.monotonic() + EXIT_GRACE_S
+        with contextlib.suppress(OSError):
+            child.stdin.close()
+
+    def _spawn(self) -> _Child:
+        self.spawned += 1
+        number = self.spawned
+        read_end, write_end = os.pipe()
+        dump = self.base / f"threads-{number}-{time.monotonic_ns()}.txt"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         try:
-            message = child.messages.get(timeout=wait)
-        except queue.Empty:
-            if current is None:
-                _kill_group(child.proc)
-                if started_any:  # stuck between two checks: the rest go to a fresh child
-                    return _left(order, pending), []
-                # importing the drivers or generating the config references does not end
-                raise ChildFailed(
-                    "the process that runs the checks did not start a check within "
-                    f"{startup:g}s (importing the drivers, or a connector's config(), does not "
-                    "return)"
-                ) from None
-            details = _dump_threads(child)
-            _kill_group(child.proc)
-            why = f"overran its deadline of {limit:g}s"
-            result = error_result(
-                current,
-                f"abandoned: the check {why}; its process was killed (--check-timeout sets "
-                "the deadline)",
-                details,
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "harness.certify._child", str(write_end)],
+                stdin=subprocess.PIPE,
+                pass_fds=(write_end,),
+                start_new_session=True,  # its own process group: killed whole when abandoned
+                env=env,
             )
-            on_result(result, [])
-            del pending[current[0]]
-            return _left(order, pending), [Abandoned(current[1].id, result.subject, why)]
+        finally:
+            os.close(write_end)
+        reader = threading.Thread(
+            target=_read,
+            args=(os.fdopen(read_end, "rb"), number, self.events),
+            name=f"cdk-certify-child-reader-{number}",
+        )
+        reader.daemon = True
+        reader.start()
+        assert proc.stdin is not None
+        child = _Child(number, proc, proc.stdin, dump, reader)
+        self.children[number] = child
+        try:
+            write_frame(proc.stdin, list(sys.path))
+            write_frame(
+                proc.stdin,
+                {
+                    **self.job,
+                    "workdir": str(self.base),
+                    "dump_file": str(dump),
+                    "config_docs": number == 1,
+                },
+            )
+        except (BrokenPipeError, OSError):
+            pass  # the child died at once: its reader reports it
+        return child
+
+    # ------------------------------------------------------------------ what children say
+    def _handle(self, child: _Child, message: Any) -> None:
         if message is None or message[0] in ("failed", "garbled"):
-            code = _exit_status(child.proc)
-            cause = message[1] if message is not None else None
-            if current is None:
-                if started_any:
-                    return _left(order, pending), []
+            self._died(child, message[1] if message is not None else None)
+            return
+        kind = message[0]
+        if kind == "config_docs":
+            self.on_config_docs(message[1])
+        elif kind == "started":
+            item = child.sent
+            if item is None or item[0] != message[1]:
+                self._died(child, f"started check #{message[1]}, which it was not given")
+                return
+            child.sent, child.current = None, item
+            child.started_any = self.started_any = True
+            child.limit = check_timeout(item[1], self.timeout)
+            child.deadline = time.monotonic() + child.limit
+            self.on_started(item)
+        elif kind == "result":
+            _, index, fields, secrets, leaked = message
+            item = child.current
+            if item is None or item[0] != index:
+                self._died(child, f"sent the result of check #{index}, which it did not start")
+                return
+            child.current, child.deadline = None, None
+            result = self.make_result(item, {**fields, "_secrets": secrets})
+            self.on_result(item, result, leaked)
+        elif kind == "retire":
+            self._requeue(child)
+            self._end(child)
+        elif kind == "done":
+            self._end(child)
+
+    def _died(self, child: _Child, cause: str | None) -> None:
+        """The child's pipe ended (it exited, was killed, or sent garbage)."""
+        code = _exit_status(child.proc)
+        item = child.current
+        if item is None:
+            if not child.started_any and not child.closed:
+                self._end(child)
                 raise ChildFailed(
                     "the process that runs the checks could not start ("
                     + (cause or _describe_exit(code))
                     + ")"
                 )
-            why = f"its process {cause or _describe_exit(code)}"
-            result = error_result(
-                current,
-                f"abandoned: the check could not finish: {why}; the next checks run in a fresh "
-                "process",
-                None,
-            )
-            on_result(result, [])
-            del pending[current[0]]
-            return _left(order, pending), [Abandoned(current[1].id, result.subject, why)]
-        kind = message[0]
-        if kind == "config_docs":
-            on_config_docs(message[1])
-        elif kind == "started":
-            started_any = True
-            current = pending[message[1]]
-            limit = check_timeout(current[1], timeout)
-            deadline = time.monotonic() + limit
-            on_started(current)
-        elif kind == "result":
-            _, index, fields, secrets, leaked = message
-            item = pending.pop(index)
-            result = make_result(item, {**fields, "_secrets": secrets})
-            on_result(result, leaked)
-            current, deadline = None, None
-            idle_deadline = time.monotonic() + startup
-        elif kind == "retire":
-            return _left(order, pending), []
-        elif kind == "done":
-            return [], []
+            self._requeue(child)
+            self._end(child)
+            return
+        why = f"its process {cause or _describe_exit(code)}"
+        self._abandon(
+            child,
+            item,
+            why,
+            f"abandoned: the check could not finish: {why}; the next checks run in a fresh process",
+            None,
+        )
+
+    def _expire(self) -> None:
+        """Deal with every child that overran its deadline."""
+        now = time.monotonic()
+        for child in list(self.children.values()):
+            if child.deadline is None or child.deadline > now:
+                continue
+            if child.current is not None:
+                item = child.current
+                details = _dump_threads(child)
+                _kill_group(child.proc)
+                why = f"overran its deadline of {child.limit:g}s"
+                self._abandon(
+                    child,
+                    item,
+                    why,
+                    f"abandoned: the check {why}; its process was killed (--check-timeout "
+                    "sets the deadline)",
+                    details,
+                )
+                continue
+            _kill_group(child.proc)
+            if child.sent is not None and not child.started_any:
+                self._end(child)
+                # importing the drivers or generating the config references does not end
+                raise ChildFailed(
+                    "the process that runs the checks did not start a check within "
+                    f"{self._patience(child):g}s (importing the drivers, or a connector's "
+                    "config(), does not return)"
+                )
+            # stuck between two checks, or not ending once told to: the rest go to a fresh one
+            self._requeue(child)
+            self._end(child)
+
+    def _patience(self, child: _Child) -> float:
+        """How long ``child`` may take to start the check it was handed."""
+        if child.number > 1 and not child.started_any:
+            return max(self.startup, STARTUP_TIMEOUT_S)  # the first child started a check
+        return self.startup
+
+    def _abandon(
+        self, child: _Child, item: Planned, why: str, message: str, details: str | None
+    ) -> None:
+        result = self.error_result(item, message, details)
+        child.current = None
+        self._requeue(child)
+        self._end(child)
+        self.on_result(item, result, [])
+        self.abandoned.append(Abandoned(item[1].id, result.subject, why, item[0]))
+
+    def _requeue(self, child: _Child) -> None:
+        """Put the check handed to ``child`` but not started back first in line."""
+        if child.sent is not None:
+            self.waiting.appendleft(child.sent)
+            child.sent = None
+
+    def _end(self, child: _Child) -> None:
+        """Let the child end, kill what is left of its group, and forget it."""
+        if self.children.pop(child.number, None) is None:
+            return
+        with contextlib.suppress(OSError):
+            child.stdin.close()
+        _finish(child)
+        if not self._running_exclusive(besides=child):
+            self.after_child()
 
 
-def _left(order: list[int], pending: dict[int, Planned]) -> list[Planned]:
-    return [pending[i] for i in order if i in pending]
+def _read(stream: Any, number: int, events: queue.Queue[tuple[int, Any]]) -> None:
+    with stream:
+        while True:
+            try:
+                events.put((number, read_frame(stream)))
+            except EOFError:
+                break
+            except Exception as exc:  # noqa: BLE001 - a garbled frame ends the conversation
+                events.put((number, ("garbled", f"{type(exc).__name__}: {exc}")))
+                break
+    events.put((number, None))
 
 
 class ChildFailed(Exception):

@@ -3,13 +3,17 @@
 A header with the number of planned checks, then one line per check as it ends (outcome, id,
 subject, duration and, for a failure, error or skip, the reason on the next lines, then up to
 three lines of what the check saw, such as ``100 sent, 100 stored, 0 duplicates``), then a table
-of counts per suite and the verdict with the exit status. On a TTY the outcome is coloured and a
-``running <id> ...`` line shows the check in progress (replaced by its result); elsewhere (CI
-logs, pipes) the output is plain text. ``NO_COLOR`` turns colours off.
+of counts per suite and the verdict with the exit status. Checks that run at the same time
+(``cdk certify --jobs N``) print their lines whole, one after another, in the order they end,
+each numbered with how many have ended so far; the reports list them in plan order. On a TTY
+the outcome is coloured and a ``running ...`` line at the bottom names the checks in progress
+(redrawn as they start and end); elsewhere (CI logs, pipes) the output is plain text.
+``NO_COLOR`` turns colours off.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -77,6 +81,8 @@ class TerminalProgress:
         self.planned = 0
         self.done = 0
         self._running = False
+        #: The checks in progress, in the order they started: (id, subject).
+        self._in_progress: list[tuple[str, str]] = []
 
     def _paint(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
@@ -107,19 +113,32 @@ class TerminalProgress:
         )
 
     def check_started(self, check: Check, subject: str) -> None:
-        """On a TTY, show which check runs (the line is replaced by its result)."""
-        if not self.tty:
-            return
+        """On a TTY, show which checks run (the line is replaced by the next result)."""
+        self._in_progress.append((check.id, subject))
+        if self.tty:
+            self._show_running(check.title if len(self._in_progress) == 1 else None)
+
+    def _show_running(self, title: str | None = None) -> None:
+        """Redraw the ``running`` line: the checks in progress (``title`` when one runs)."""
         self._clear_running()
-        position = f"[{self.done + 1}/{self.planned}]" if self.planned else ""
-        line = f"{position} running {check.id} {check.title} [{subject}] ..."
-        width = shutil.get_terminal_size((100, 20)).columns
-        self._write(clean(line)[: max(width - 1, 20)])
+        if not self._in_progress:
+            return
+        width = len(str(self.planned))
+        position = f"[{self.done + 1:>{width}}/{self.planned}]" if self.planned else ""
+        names = ", ".join(f"{cid} [{subject}]" for cid, subject in self._in_progress)
+        if len(self._in_progress) == 1 and title is not None:
+            cid, subject = self._in_progress[0]
+            names = f"{cid} {title} [{subject}]"
+        line = f"{position} running {names} ..."
+        columns = shutil.get_terminal_size((100, 20)).columns
+        self._write(clean(line)[: max(columns - 1, 20)])
         self._running = True
 
     def check_finished(self, result: CheckResult) -> None:
         """Print the check's line: outcome, id, subject, duration, then its reason if any."""
         self._clear_running()
+        with contextlib.suppress(ValueError):
+            self._in_progress.remove((result.id, result.subject))
         self.done += 1
         label = _LABELS[result.outcome]
         outcome = self._paint(f"{label:<5}", _COLOURS[result.outcome])
@@ -156,6 +175,8 @@ class TerminalProgress:
             self._write(f"        {line}\n")
         if len(evidence) > _EVIDENCE_LINES:
             self._write(f"        ... ({len(evidence) - _EVIDENCE_LINES} more in the report)\n")
+        if self.tty:
+            self._show_running()
 
     def finished(self, run: CertificationRun) -> None:
         """Print counts per suite, the verdict and the exit status."""

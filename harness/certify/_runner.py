@@ -210,6 +210,7 @@ def certify(
     isolate: bool = False,
     check_timeout: float | None = None,
     log_level: str | None = None,
+    jobs: int = 1,
 ) -> CertificationRun:
     """Run the certification suites against ``project`` and return the run.
 
@@ -232,13 +233,26 @@ def certify(
             300 s, three times that for checks that need Spark).
         log_level: with ``isolate``, the level at which the children print their log records
             on standard error (None: not printed; the report keeps each check's log).
+        jobs: with ``isolate``, how many checks run at the same time, each in its own child
+            process and its own context (topics, groups, connector names, directories)
+            against the one Kafka; the checks marked exclusive run alone, after the others.
+            The results are in plan order whatever the order they ended in, so the run and its
+            reports are those of a serial run. Checks in process always run one at a time.
 
     Raises:
         ConnectException: Kafka could not be started, or (isolated) the child process that
             runs the checks could not start.
+        ValueError: ``jobs`` is less than 1, or more than 1 without ``isolate``.
     """
     from harness.kafka import broker_stall, kafka_provider
 
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    if jobs > 1 and not isolate:
+        raise ValueError(
+            "jobs > 1 needs isolate=True: checks run in process share the caller's process "
+            "(its logging, its threads), so they run one at a time"
+        )
     loaded = project if isinstance(project, Project) else Project.load(project)
     planned = plan(loaded, only, skip)
     run = CertificationRun(loaded, kafka=kafka, only=tuple(only), skip=tuple(skip))
@@ -263,8 +277,14 @@ def certify(
         stall = broker_stall(provider) if needs_kafka else None
         items = [(i, c, d, reason) for i, (c, d, reason) in enumerate(planned, start=1)]
         if isolate:
-            run.environment["isolation"] = "each check's connector code in a child process" + (
-                f" (deadline {check_timeout:g}s per check)" if check_timeout else ""
+            run.environment["isolation"] = (
+                "each check's connector code in a child process"
+                + (f" (deadline {check_timeout:g}s per check)" if check_timeout else "")
+                + (
+                    f"; {jobs} checks at a time, the exclusive ones alone"
+                    if jobs > 1
+                    else "; one check at a time"
+                )
             )
             _run_isolated(
                 run,
@@ -277,6 +297,7 @@ def certify(
                 stall,
                 check_timeout,
                 log_level,
+                jobs,
             )
         else:
             run.config_docs = _config_docs(loaded)
@@ -322,8 +343,14 @@ def _run_isolated(
     stall: BrokerStall | None,
     check_timeout: float | None,
     log_level: str | None,
+    jobs: int,
 ) -> None:
-    """Run ``items`` in child processes (see :mod:`harness.certify._isolate`)."""
+    """Run ``items`` in child processes (see :mod:`harness.certify._isolate`).
+
+    The listener hears of each check as it starts and ends; ``run.results`` and
+    ``run.abandoned`` are in plan order (by index) once every check ended, each result redacted
+    with every secret any check registered.
+    """
     from cdk.errors import ConnectException
     from harness.certify._isolate import ChildFailed, run_isolated
 
@@ -349,18 +376,24 @@ def _run_isolated(
             c, project_subject(project, c, driver), kind, Outcome.ERROR, message, details=details
         )
         result.duration_s = time.monotonic() - started_at.get(item[0], time.monotonic())
-        run.abandoned.append(f"{c.id} [{result.subject}]: {message.removeprefix('abandoned: ')}")
+        abandoned[item[0]] = f"{c.id} [{result.subject}]: {message.removeprefix('abandoned: ')}"
         redact(result, run.secrets)
         return result
 
     started_at: dict[int, float] = {}
+    results: dict[int, CheckResult] = {}
+    abandoned: dict[int, str] = {}
 
     def on_started(item: tuple[int, Check, type[ConnectorDriver], str | None]) -> None:
         started_at[item[0]] = time.monotonic()
         if listener is not None:
             listener.check_started(item[1], project_subject(project, item[1], item[2]))
 
-    def on_result(result: CheckResult, leaked: list[str]) -> None:
+    def on_result(
+        item: tuple[int, Check, type[ConnectorDriver], str | None],
+        result: CheckResult,
+        leaked: list[str],
+    ) -> None:
         if leaked:
             note = (
                 "abandoned: the check left non-daemon threads running after everything it "
@@ -371,12 +404,12 @@ def _run_isolated(
                 result.outcome, result.message = Outcome.ERROR, note
             else:
                 result.message = f"{result.message}\n{note}" if result.message else note
-            run.abandoned.append(
+            abandoned[item[0]] = (
                 f"{result.id} [{result.subject}]: left non-daemon threads running: "
                 + "; ".join(leaked)
             )
             redact(result, run.secrets)
-        run.results.append(result)
+        results[item[0]] = result
         if listener is not None:
             listener.check_finished(result)
 
@@ -407,9 +440,15 @@ def _run_isolated(
             on_result=on_result,
             on_config_docs=on_config_docs,
             after_child=after_child,
+            jobs=jobs,
         )
     except ChildFailed as exc:
         raise ConnectException(str(exc)) from None
+    finally:
+        run.results = [results[i] for i in sorted(results)]
+        run.abandoned = [abandoned[i] for i in sorted(abandoned)]
+        for result in run.results:  # a secret may have been registered by a later check
+            redact(result, run.secrets)
 
 
 def _run_one(

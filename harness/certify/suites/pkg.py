@@ -3,13 +3,18 @@
 The wheel is built once per project and run (``python -m pip wheel --no-deps``, from a copy of
 the project so that build directories never land in it) and shared by the three checks: it
 must build, declare every connector in the ``cdk.plugins`` entry point group, and depend on
-``connect-cdk`` instead of bundling the kit's packages.
+``connect-cdk`` instead of bundling the kit's packages. Checks that run at the same time in
+several processes (``cdk certify --jobs N``) share it too: the first builds it, under a file
+lock, and the others read what it built.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib
+import json
 import os
 import re
 import shutil
@@ -17,7 +22,8 @@ import subprocess
 import sys
 import time
 import zipfile
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
@@ -307,10 +313,43 @@ def _build(ctx: CheckContext) -> WheelBuild:
     if cached is not None and (cached.wheel is None or cached.wheel.is_file()):
         return cached
     directory = ctx.workdir.parent / f"wheel-{fingerprint[:12]}"
-    shutil.rmtree(directory, ignore_errors=True)
-    build = _build_wheel(root, directory, exclude=ctx.workdir.parent)
+    with _locked(directory.with_name(directory.name + ".lock")):
+        build = _built(directory)  # by a check in another process of the run
+        if build is None:
+            shutil.rmtree(directory, ignore_errors=True)
+            build = _build_wheel(root, directory, exclude=ctx.workdir.parent)
+            record = {**asdict(build), "wheel": str(build.wheel) if build.wheel else None}
+            (directory / _RECORD).write_text(json.dumps(record), encoding="utf-8")
     _BUILDS[key] = build
     return build
+
+
+#: What a build left next to its wheel, for the checks in other processes of the run.
+_RECORD = "build.json"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (released when the process dies, whatever happens)."""
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _built(directory: Path) -> WheelBuild | None:
+    """The build recorded in ``directory``, if its wheel (when it built one) is still there."""
+    try:
+        record = json.loads((directory / _RECORD).read_text(encoding="utf-8"))
+        wheel = Path(record["wheel"]) if record["wheel"] else None
+        build = WheelBuild(
+            wheel, record["returncode"], record["output"], record["seconds"], record["command"]
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return build if wheel is None or wheel.is_file() else None
 
 
 def _build_wheel(root: Path, directory: Path, *, exclude: Path) -> WheelBuild:

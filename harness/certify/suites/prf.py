@@ -51,6 +51,7 @@ WARM_UP_S = 60.0
         "``put()``, avoid a round trip per record, and never sleep while data is waiting. "
         "Thresholds are set in ``[tool.cdk.certify.thresholds]``."
     ),
+    exclusive=True,  # measured with nothing else running
 )
 def throughput(ctx: CheckContext) -> None:
     """Time a burst of 5000 records through the connector and report records per second.
@@ -132,6 +133,7 @@ def throughput(ctx: CheckContext) -> None:
         "them in ``put()``; wait on the external system with short timeouts, not fixed "
         "sleeps."
     ),
+    exclusive=True,  # measured with nothing else running
 )
 def latency(ctx: CheckContext) -> None:
     """Send 20 records one at a time and report the p50 and p95 latency in milliseconds.

@@ -59,6 +59,7 @@ _EXPECTED_RUNNING = "the tasks to keep running through a broker stall and recove
     "The source rides out a stalled Kafka broker: no loss, no restart",
     kinds=("source",),
     fix=_FIX,
+    exclusive="kafka",  # it stalls the broker every check of the run shares
 )
 def source_broker_stall(ctx: CheckContext) -> None:
     """A source loses nothing and needs no restart when the Kafka broker stalls mid-stream.
@@ -79,6 +80,7 @@ def source_broker_stall(ctx: CheckContext) -> None:
     "The sink rides out a stalled Kafka broker: no loss, no restart",
     kinds=("sink",),
     fix=_FIX,
+    exclusive="kafka",  # it stalls the broker every check of the run shares
 )
 def sink_broker_stall(ctx: CheckContext) -> None:
     """A sink loses nothing and needs no restart when the Kafka broker stalls mid-stream.
