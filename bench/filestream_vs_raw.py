@@ -27,7 +27,6 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
@@ -140,7 +139,9 @@ def cpu_seconds(pid: int) -> float:
 class Standalone:
     """``cdk standalone`` in a subprocess, with one connector, its REST API on a free port."""
 
-    def __init__(self, bootstrap: str, workdir: Path, connector: dict[str, str]) -> None:
+    def __init__(
+        self, bootstrap: str, workdir: Path, connector: dict[str, str], src: Path = REPO_ROOT
+    ) -> None:
         self.port = free_port()
         self.name = connector["name"]
         worker = workdir / f"worker-{self.name}.properties"
@@ -152,7 +153,7 @@ class Standalone:
         )
         props = workdir / f"{self.name}.properties"
         props.write_text("".join(f"{k}={v}\n" for k, v in connector.items()))
-        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(src)}  # ahead of the editable install
         cdk = Path(sys.executable).with_name("cdk")
         self.log = (workdir / f"{self.name}.log").open("w")
         self.launched = time.time()
@@ -212,13 +213,16 @@ def envelope(line: str) -> bytes:
 
 
 # ------------------------------------------------------------------------------ measurements
-def kit_source(bootstrap: str, workdir: Path, infile: Path, topic: str, n: int) -> dict[str, float]:
+def kit_source(
+    bootstrap: str, workdir: Path, infile: Path, topic: str, n: int, src: Path
+) -> dict[str, float]:
     counter = Counter(bootstrap, topic, n)
     name = f"src-{uuid.uuid4().hex[:6]}"
     worker = Standalone(
         bootstrap,
         workdir,
         {"name": name, "connector.class": SOURCE, "file": str(infile), "topic": topic},
+        src,
     )
     try:
         running = worker.wait_running()
@@ -263,7 +267,13 @@ def raw_source(bootstrap: str, infile: Path, topic: str, n: int) -> dict[str, fl
 
 
 def kit_sink(
-    bootstrap: str, workdir: Path, topic: str, n: int, line_bytes: int, profile: str | None
+    bootstrap: str,
+    workdir: Path,
+    topic: str,
+    n: int,
+    line_bytes: int,
+    profile: str | None,
+    src: Path,
 ) -> dict[str, float]:
     outfile = workdir / f"sink-{uuid.uuid4().hex[:6]}.txt"
     watcher = FileWatcher(outfile, line_bytes, n)
@@ -273,6 +283,7 @@ def kit_sink(
         bootstrap,
         workdir,
         {"name": name, "connector.class": SINK, "file": str(outfile), "topics": topic},
+        src,
     )
     spy = None
     try:
@@ -329,7 +340,7 @@ def raw_sink(bootstrap: str, topic: str, n: int) -> dict[str, float]:
     while seen < n:
         for msg in consumer.consume(MAX_POLL_RECORDS, 0.1):
             if msg.error() is None:
-                loads(msg.value())
+                loads(msg.value())  # type: ignore[arg-type]
                 seen += 1
         now = time.time()
         while len(times) < len(marks) and seen >= marks[len(times)]:
@@ -358,6 +369,12 @@ def main() -> None:
     parser.add_argument(
         "--profile-sink", metavar="PATH", help="py-spy record the first kit sink into PATH"
     )
+    parser.add_argument(
+        "--kit-src",
+        type=Path,
+        default=REPO_ROOT,
+        help="the checkout whose cdk and reference_connectors the worker runs (default: this one)",
+    )
     parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.count:
@@ -384,7 +401,9 @@ def main() -> None:
                 # The sources fill both topics even with --only sink (the sinks read them).
                 for who in ("kit", "raw") if kit_first else ("raw", "kit"):
                     if who == "kit":
-                        results["ks"].append(kit_source(bootstrap, workdir, infile, kit_topic, n))
+                        results["ks"].append(
+                            kit_source(bootstrap, workdir, infile, kit_topic, n, args.kit_src)
+                        )
                     else:
                         results["rs"].append(raw_source(bootstrap, infile, raw_topic, n))
                 if "source" in directions:
@@ -398,7 +417,15 @@ def main() -> None:
                     for who in ("kit", "raw") if kit_first else ("raw", "kit"):
                         if who == "kit":  # each sink reads the topic the other side wrote
                             results["kk"].append(
-                                kit_sink(bootstrap, workdir, raw_topic, n, length + 1, profile)
+                                kit_sink(
+                                    bootstrap,
+                                    workdir,
+                                    raw_topic,
+                                    n,
+                                    length + 1,
+                                    profile,
+                                    args.kit_src,
+                                )
                             )
                         else:
                             results["rk"].append(raw_sink(bootstrap, kit_topic, n))
@@ -427,17 +454,18 @@ def main() -> None:
         f"JsonConverter (schemas on), one task, embedded Tansu; medians of {args.runs} run(s), "
         "alternating order."
     )
+    print(f"Kit: {args.kit_src}")
     print("Java Kafka Connect 3.9 and the issue's figures are quoted from issue 12, not measured.")
     print()
     print("| | kit | raw Python loop | kit / raw | aim | Java 3.9 (issue) | issue: kit / raw |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     if "source" in directions:
-        ks, rs = median(results["ks"], "steady"), median(results["rs"], "steady")
+        kit, raw = median(results["ks"], "steady"), median(results["rs"], "steady")
         ratios = statistics.median(
             k["steady"] / r["steady"] for k, r in zip(results["ks"], results["rs"], strict=True)
         )
         print(
-            f"| source steady (rec/s) | {ks:,.0f} | {rs:,.0f} | {ratios:.2f}x | "
+            f"| source steady (rec/s) | {kit:,.0f} | {raw:,.0f} | {ratios:.2f}x | "
             f">= {AIMS['source']}x | {JAVA['source']:,.0f} | "
             f"{ISSUE['source'][0] / ISSUE['source'][1]:.2f}x |"
         )
@@ -446,16 +474,16 @@ def main() -> None:
             f"| | | | {JAVA['running']} | |"
         )
         print(
-            f"| source, launch -> last record on the topic (s) | {median(results['ks'], 'last'):.2f}"
-            f" | {median(results['rs'], 'last'):.2f} | | | | |"
+            "| source, launch -> last record on the topic (s) | "
+            f"{median(results['ks'], 'last'):.2f} | {median(results['rs'], 'last'):.2f} | | | | |"
         )
     if "sink" in directions:
-        kk, rk = median(results["kk"], "steady"), median(results["rk"], "steady")
+        kit, raw = median(results["kk"], "steady"), median(results["rk"], "steady")
         ratios = statistics.median(
             k["steady"] / r["steady"] for k, r in zip(results["kk"], results["rk"], strict=True)
         )
         print(
-            f"| sink steady, 1% -> 99% (rec/s) | {kk:,.0f} | {rk:,.0f} | {ratios:.2f}x | "
+            f"| sink steady, 1% -> 99% (rec/s) | {kit:,.0f} | {raw:,.0f} | {ratios:.2f}x | "
             f">= {AIMS['sink']}x | {JAVA['sink']:,.0f} | "
             f"{ISSUE['sink'][0] / ISSUE['sink'][1]:.2f}x |"
         )

@@ -69,6 +69,7 @@ _TIMESTAMP_TYPES = {
 }
 _new_sink_record = SinkRecord.__new__
 _new_header = Header.__new__
+_new_headers = Headers.__new__
 # Header schemas whose values are valid whenever they have exactly this Python type: a header
 # converter's output with one of them skips Header's validation, which would only cost time.
 _PLAIN_HEADER_TYPES: dict[int, type] = {
@@ -392,6 +393,7 @@ class WorkerSinkTask(WorkerTask):
         convert_headers = self._convert_headers
         ts_types = _TIMESTAMP_TYPES
         new = _new_sink_record
+        new_headers = _new_headers
         raw = self._raw
         active_topics = self._active_topic_names
         for msg in messages:
@@ -406,7 +408,11 @@ class WorkerSinkTask(WorkerTask):
                 raw[(topic, partition, offset)] = msg
             try:
                 raw_headers = msg.headers()
-                headers = convert_headers(topic, raw_headers) if raw_headers else Headers()
+                if raw_headers:
+                    headers = convert_headers(topic, raw_headers)
+                else:
+                    headers = new_headers(Headers)
+                    headers._headers = []
                 key = key_to(topic, msg.key(), headers)
                 value = value_to(topic, msg.value(), headers)
                 if active_topics is not None and topic not in active_topics:
