@@ -844,7 +844,7 @@ def test_repeated_schema_text_reads_as_the_stdlib_does(monkeypatch: pytest.Monke
         struct + b'{"f":1,"i":1,"s":"x"}} ',  # trailing space: a plain envelope still
         string + b'"first"}',
         string + b'"second"}',
-        string + b'12345678901234567890123}',  # wrong type, a big number
+        string + b"12345678901234567890123}",  # wrong type, a big number
         string + b'"\\ud83d\\ude00"}',
         string + b"null}",
         struct + b'{"f":2.5,"i":10,"s":"e"}}',  # back to the first schema
