@@ -140,7 +140,12 @@ class Standalone:
     """``cdk standalone`` in a subprocess, with one connector, its REST API on a free port."""
 
     def __init__(
-        self, bootstrap: str, workdir: Path, connector: dict[str, str], src: Path = REPO_ROOT
+        self,
+        bootstrap: str,
+        workdir: Path,
+        connector: dict[str, str],
+        src: Path = REPO_ROOT,
+        profile: str | None = None,
     ) -> None:
         self.port = free_port()
         self.name = connector["name"]
@@ -164,6 +169,17 @@ class Standalone:
             env=env,
             cwd=workdir,
         )
+        self.spy = None
+        if profile:  # py-spy's collapsed stacks of every thread, until stop()
+            spy = Path(sys.executable).with_name("py-spy")
+            self.spy = subprocess.Popen(
+                [
+                    *(str(spy), "record", "-o", profile, "--format", "raw", "--threads"),
+                    *("--rate", "200", "--pid", str(self.proc.pid)),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
 
     def wait_running(self, timeout: float = 60.0) -> float:
         """Seconds from launch until the connector reported RUNNING on the REST API."""
@@ -187,6 +203,9 @@ class Standalone:
     def stop(self) -> float:
         """Stop the worker (SIGTERM, as Ctrl-C); return its CPU seconds until then."""
         cpu = cpu_seconds(self.proc.pid)
+        if self.spy is not None:
+            self.spy.send_signal(signal.SIGINT)
+            self.spy.wait(60)
         self.proc.send_signal(signal.SIGTERM)
         try:
             self.proc.wait(60)
@@ -214,7 +233,13 @@ def envelope(line: str) -> bytes:
 
 # ------------------------------------------------------------------------------ measurements
 def kit_source(
-    bootstrap: str, workdir: Path, infile: Path, topic: str, n: int, src: Path
+    bootstrap: str,
+    workdir: Path,
+    infile: Path,
+    topic: str,
+    n: int,
+    src: Path,
+    profile: str | None,
 ) -> dict[str, float]:
     counter = Counter(bootstrap, topic, n)
     name = f"src-{uuid.uuid4().hex[:6]}"
@@ -223,6 +248,7 @@ def kit_source(
         workdir,
         {"name": name, "connector.class": SOURCE, "file": str(infile), "topic": topic},
         src,
+        profile,
     )
     try:
         running = worker.wait_running()
@@ -284,33 +310,12 @@ def kit_sink(
         workdir,
         {"name": name, "connector.class": SINK, "file": str(outfile), "topics": topic},
         src,
+        profile,
     )
-    spy = None
     try:
-        if profile:
-            spy = subprocess.Popen(
-                [
-                    str(Path(sys.executable).with_name("py-spy")),
-                    "record",
-                    "-o",
-                    profile,
-                    "--pid",
-                    str(worker.proc.pid),
-                    "--threads",
-                    "--rate",
-                    "200",
-                    "--format",
-                    "raw",
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
         if not watcher.done.wait(600):
             raise RuntimeError(f"the sink wrote {outfile.stat().st_size // line_bytes} lines")
     finally:
-        if spy is not None:
-            spy.send_signal(signal.SIGINT)
-            spy.wait(60)
         cpu = worker.stop()
     t1, t99, t100 = watcher.times
     outfile.unlink()
@@ -367,7 +372,10 @@ def main() -> None:
     parser.add_argument("--only", choices=("source", "sink"), help="measure one direction")
     parser.add_argument("--bootstrap", help="an existing broker (default: an embedded one)")
     parser.add_argument(
-        "--profile-sink", metavar="PATH", help="py-spy record the first kit sink into PATH"
+        "--profile",
+        metavar="PREFIX",
+        help="py-spy record the first run's workers into PREFIX-source.txt and PREFIX-sink.txt "
+        "(collapsed stacks; needs py-spy in the venv)",
     )
     parser.add_argument(
         "--kit-src",
@@ -402,7 +410,15 @@ def main() -> None:
                 for who in ("kit", "raw") if kit_first else ("raw", "kit"):
                     if who == "kit":
                         results["ks"].append(
-                            kit_source(bootstrap, workdir, infile, kit_topic, n, args.kit_src)
+                            kit_source(
+                                bootstrap,
+                                workdir,
+                                infile,
+                                kit_topic,
+                                n,
+                                args.kit_src,
+                                f"{args.profile}-source.txt" if args.profile and run == 0 else None,
+                            )
                         )
                     else:
                         results["rs"].append(raw_source(bootstrap, infile, raw_topic, n))
@@ -413,7 +429,7 @@ def main() -> None:
                         f"({ks['steady'] / rs['steady']:.2f}x)"
                     )
                 if "sink" in directions:
-                    profile = args.profile_sink if run == 0 else None
+                    profile = f"{args.profile}-sink.txt" if args.profile and run == 0 else None
                     for who in ("kit", "raw") if kit_first else ("raw", "kit"):
                         if who == "kit":  # each sink reads the topic the other side wrote
                             results["kk"].append(
