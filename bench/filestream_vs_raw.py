@@ -50,8 +50,11 @@ AIMS = {"source": 0.9, "sink": 1.3}
 
 
 # ---------------------------------------------------------------------------------- counting
-def count_topic(bootstrap: str, topic: str, expected: int) -> None:
-    """Child process: count the topic's records; print when 1%, 99% and 100% had arrived."""
+def count_topic(bootstrap: str, topic: str, expected: int, pidfile: str) -> None:
+    """Child process: count the topic's records; print when 1%, 99% and 100% had arrived.
+
+    With each time goes the CPU time the producing process (its pid in ``pidfile``) had used.
+    """
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -65,6 +68,7 @@ def count_topic(bootstrap: str, topic: str, expected: int) -> None:
     print("ready", flush=True)
     marks = [max(int(expected * LOW), 1), int(expected * HIGH), expected]
     times: list[float] = []
+    cpus: list[float] = []
     seen = 0
     while seen < expected:
         for msg in consumer.consume(10000, 0.05):
@@ -73,16 +77,17 @@ def count_topic(bootstrap: str, topic: str, expected: int) -> None:
         now = time.time()
         while len(times) < len(marks) and seen >= marks[len(times)]:
             times.append(now)
-    print("done " + " ".join(f"{t:.6f}" for t in times), flush=True)
+            cpus.append(cpu_seconds(int(Path(pidfile).read_text())))
+    print("done " + " ".join(f"{t:.6f}" for t in times + cpus), flush=True)
     consumer.close()
 
 
 class Counter:
     """A counting consumer in another process (it takes no CPU time from the measured loop)."""
 
-    def __init__(self, bootstrap: str, topic: str, expected: int) -> None:
+    def __init__(self, bootstrap: str, topic: str, expected: int, pidfile: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--count", bootstrap, topic, str(expected)],
+            [sys.executable, __file__, "--count", bootstrap, topic, str(expected), str(pidfile)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -92,14 +97,15 @@ class Counter:
             self.proc.kill()
             raise RuntimeError(f"counter did not start: {line!r}")
 
-    def marks(self, timeout: float = 600.0) -> list[float]:
-        """Wall-clock times at which 1%, 99% and 100% of the records were on the topic."""
+    def marks(self, timeout: float = 600.0) -> tuple[list[float], list[float]]:
+        """Times at which 1%, 99% and 100% of the records were on the topic, and CPU times."""
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().split()
         self.proc.wait(timeout)
-        if len(line) != 4 or line[0] != "done":
+        if len(line) != 7 or line[0] != "done":
             raise RuntimeError(f"counter failed: {line!r}")
-        return [float(x) for x in line[1:]]
+        values = [float(x) for x in line[1:]]
+        return values[:3], values[3:]
 
 
 class FileWatcher(threading.Thread):
@@ -108,6 +114,8 @@ class FileWatcher(threading.Thread):
     def __init__(self, path: Path, line_bytes: int, expected: int) -> None:
         super().__init__(daemon=True)
         self.path = path
+        self.pid = 0  # the writing process, whose CPU time is read at each mark
+        self.cpus: list[float] = []
         self.sizes = [
             max(int(expected * LOW), 1) * line_bytes,
             int(expected * HIGH) * line_bytes,
@@ -125,6 +133,7 @@ class FileWatcher(threading.Thread):
             now = time.time()
             while len(self.times) < len(self.sizes) and size >= self.sizes[len(self.times)]:
                 self.times.append(now)
+                self.cpus.append(cpu_seconds(self.pid))
             time.sleep(0.005)
         self.done.set()
 
@@ -241,7 +250,9 @@ def kit_source(
     src: Path,
     profile: str | None,
 ) -> dict[str, float]:
-    counter = Counter(bootstrap, topic, n)
+    pidfile = workdir / f"pid-{uuid.uuid4().hex[:6]}"
+    pidfile.write_text(str(os.getpid()))  # replaced by the worker's once it runs
+    counter = Counter(bootstrap, topic, n, pidfile)
     name = f"src-{uuid.uuid4().hex[:6]}"
     worker = Standalone(
         bootstrap,
@@ -250,25 +261,29 @@ def kit_source(
         src,
         profile,
     )
+    pidfile.write_text(str(worker.proc.pid))
     try:
         running = worker.wait_running()
-        t1, t99, t100 = counter.marks()
+        (t1, t99, t100), (c1, c99, _) = counter.marks()
     finally:
         cpu = worker.stop()
     return {
         "steady": n * (HIGH - LOW) / (t99 - t1),
+        "us": (c99 - c1) / (n * (HIGH - LOW)) * 1e6,
         "running": running,
         "last": t100 - worker.launched,
         "cpu": cpu,
     }
 
 
-def raw_source(bootstrap: str, infile: Path, topic: str, n: int) -> dict[str, float]:
+def raw_source(bootstrap: str, workdir: Path, infile: Path, topic: str, n: int) -> dict[str, float]:
     from cdk.runtime._source_runner import PRODUCER_DEFAULTS
     from cdk.runtime._worker_config import WorkerConfig
 
     props = {**PRODUCER_DEFAULTS, **WorkerConfig(_worker_props(bootstrap)).producer_props()}
-    counter = Counter(bootstrap, topic, n)
+    pidfile = workdir / f"pid-{uuid.uuid4().hex[:6]}"
+    pidfile.write_text(str(os.getpid()))
+    counter = Counter(bootstrap, topic, n, pidfile)
     start = time.time()
     cpu0 = time.process_time()
     producer = Producer(props)
@@ -284,9 +299,10 @@ def raw_source(bootstrap: str, infile: Path, topic: str, n: int) -> dict[str, fl
             if i % MAX_POLL_RECORDS == 0:
                 producer.poll(0)  # serve delivery reports now and then, as the worker does
     producer.flush(60)
-    t1, t99, t100 = counter.marks()
+    (t1, t99, t100), (c1, c99, _) = counter.marks()
     return {
         "steady": n * (HIGH - LOW) / (t99 - t1),
+        "us": (c99 - c1) / (n * (HIGH - LOW)) * 1e6,
         "last": t100 - start,
         "cpu": time.process_time() - cpu0,
     }
@@ -303,7 +319,6 @@ def kit_sink(
 ) -> dict[str, float]:
     outfile = workdir / f"sink-{uuid.uuid4().hex[:6]}.txt"
     watcher = FileWatcher(outfile, line_bytes, n)
-    watcher.start()
     name = f"sink-{uuid.uuid4().hex[:6]}"
     worker = Standalone(
         bootstrap,
@@ -312,15 +327,19 @@ def kit_sink(
         src,
         profile,
     )
+    watcher.pid = worker.proc.pid
+    watcher.start()
     try:
         if not watcher.done.wait(600):
             raise RuntimeError(f"the sink wrote {outfile.stat().st_size // line_bytes} lines")
     finally:
         cpu = worker.stop()
     t1, t99, t100 = watcher.times
+    c1, c99, _ = watcher.cpus
     outfile.unlink()
     return {
         "steady": n * (HIGH - LOW) / (t99 - t1),
+        "us": (c99 - c1) / (n * (HIGH - LOW)) * 1e6,
         "last": t100 - worker.launched,
         "cpu": cpu,
     }
@@ -340,6 +359,7 @@ def raw_sink(bootstrap: str, topic: str, n: int) -> dict[str, float]:
     consumer.subscribe([topic])
     marks = [max(int(n * LOW), 1), int(n * HIGH), n]
     times: list[float] = []
+    cpus: list[float] = []
     seen = 0
     loads = json.loads
     while seen < n:
@@ -350,10 +370,13 @@ def raw_sink(bootstrap: str, topic: str, n: int) -> dict[str, float]:
         now = time.time()
         while len(times) < len(marks) and seen >= marks[len(times)]:
             times.append(now)
+            cpus.append(time.process_time())
     consumer.close()
     t1, t99, t100 = times
+    c1, c99, _ = cpus
     return {
         "steady": n * (HIGH - LOW) / (t99 - t1),
+        "us": (c99 - c1) / (n * (HIGH - LOW)) * 1e6,
         "last": t100 - start,
         "cpu": time.process_time() - cpu0,
     }
@@ -362,6 +385,18 @@ def raw_sink(bootstrap: str, topic: str, n: int) -> dict[str, float]:
 # ------------------------------------------------------------------------------------- main
 def median(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
+
+
+def ratio(kit: list[dict[str, float]], raw: list[dict[str, float]], key: str) -> float:
+    """The median of the per-run kit / raw ratios."""
+    return statistics.median(k[key] / r[key] for k, r in zip(kit, raw, strict=True))
+
+
+def cpu_row(what: str, kit: list[dict[str, float]], raw: list[dict[str, float]]) -> str:
+    return (
+        f"| {what} CPU per record, 1% -> 99% (us) | {median(kit, 'us'):.2f} | "
+        f"{median(raw, 'us'):.2f} | {ratio(kit, raw, 'us'):.2f}x | | | |"
+    )
 
 
 def main() -> None:
@@ -383,10 +418,10 @@ def main() -> None:
         default=REPO_ROOT,
         help="the checkout whose cdk and reference_connectors the worker runs (default: this one)",
     )
-    parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--count", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.count:
-        count_topic(args.count[0], args.count[1], int(args.count[2]))
+        count_topic(args.count[0], args.count[1], int(args.count[2]), args.count[3])
         return
 
     n, length = args.records, args.line_bytes
@@ -421,7 +456,7 @@ def main() -> None:
                             )
                         )
                     else:
-                        results["rs"].append(raw_source(bootstrap, infile, raw_topic, n))
+                        results["rs"].append(raw_source(bootstrap, workdir, infile, raw_topic, n))
                 if "source" in directions:
                     ks, rs = results["ks"][-1], results["rs"][-1]
                     figures.append(
@@ -485,6 +520,7 @@ def main() -> None:
             f">= {AIMS['source']}x | {JAVA['source']:,.0f} | "
             f"{ISSUE['source'][0] / ISSUE['source'][1]:.2f}x |"
         )
+        print(cpu_row("source", results["ks"], results["rs"]))
         print(
             f"| source, launch -> connector RUNNING (s) | {median(results['ks'], 'running'):.2f} "
             f"| | | | {JAVA['running']} | |"
@@ -503,6 +539,7 @@ def main() -> None:
             f">= {AIMS['sink']}x | {JAVA['sink']:,.0f} | "
             f"{ISSUE['sink'][0] / ISSUE['sink'][1]:.2f}x |"
         )
+        print(cpu_row("sink", results["kk"], results["rk"]))
         print(
             f"| sink, launch -> last line (s) | {median(results['kk'], 'last'):.2f} | "
             f"{median(results['rk'], 'last'):.2f} | | | {JAVA['sink_last']} | |"
