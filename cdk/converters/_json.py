@@ -283,6 +283,8 @@ class JsonConverter(_KeyValueHeaderConverter):
         self._to_connect: _LRU[str, tuple[Schema | None, Decoder, bool]] = _LRU(size)
         # schema text as it appears in envelopes -> (schema, decoder, whether it holds Decimals)
         self._by_text: _LRU[bytes, tuple[Schema | None, Decoder, bool]] = _LRU(size)
+        # the schema object last written, and its _from_connect entry
+        self._last_from: tuple[Schema | None, tuple[bytes, Encoder]] | None = None
         # the envelope prefix (up to the payload) last read from _by_text, and its entry
         self._last_known: tuple[bytes, tuple[Schema | None, Decoder, bool]] | None = None
 
@@ -320,9 +322,13 @@ class JsonConverter(_KeyValueHeaderConverter):
         """
         if schema is None and value is None:
             return None
-        entry = self._from_connect.get(schema)
-        if entry is None:
-            entry = self._compile_encoder(schema)
+        last = self._last_from
+        if last is not None and last[0] is schema:
+            entry = last[1]  # the previous record's schema object: no LRU lookup
+        else:
+            cached = self._from_connect.get(schema)
+            entry = cached if cached is not None else self._compile_encoder(schema)
+            self._last_from = (schema, entry)
         prefix, encoder = entry
         try:
             body = jackson_utf8(encoder(value))

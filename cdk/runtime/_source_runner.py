@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack, override
 
-from cdk.api import RecordMetadata, SourceRecord, SourceTask
+from cdk.api import Headers, RecordMetadata, SourceRecord, SourceTask
 from cdk.errors import ConfigException, ConnectException, RetriableException
 from cdk.runtime._errors import ProcessingContext, Stage
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
@@ -422,7 +422,7 @@ class WorkerSourceTask(WorkerTask):
                     rec_headers = record.headers
                     headers = (
                         [(h.key, to_header(topic, h.key, h.schema, h.value)) for h in rec_headers]
-                        if rec_headers
+                        if (rec_headers._headers if type(rec_headers) is Headers else rec_headers)
                         else None
                     )
                     key = key_from(topic, record.key_schema, record.key, rec_headers)
@@ -755,8 +755,10 @@ class _AckGroup:
 
     def on_delivery(self, err: Any, msg: Any) -> None:
         """The producer's delivery report of one record of the group."""
-        if err is None:
-            self.done_one()
+        if err is None:  # done_one(), inlined: this runs once per record
+            self.remaining -= 1
+            if self.remaining == 0 and self._submitted is not None:
+                self._submitted.ack()
         else:
             self.owner._send_failed(self, None, msg.topic() if msg is not None else "?", err)
 

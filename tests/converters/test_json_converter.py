@@ -879,3 +879,20 @@ def test_switching_to_the_stdlib_after_the_fast_path(monkeypatch: pytest.MonkeyP
     )
     assert conv.to_connect_data(TOPIC, data).value == "a"
     assert calls == ['"a"']  # parsed by the stdlib
+
+
+def test_writing_alternating_schemas() -> None:
+    conv = make()
+    optional = SchemaBuilder.string().optional().build()
+    for _ in range(2):
+        assert conv.from_connect_data(TOPIC, Schema.STRING_SCHEMA, "a") == (
+            b'{"schema":{"type":"string","optional":false},"payload":"a"}'
+        )
+        assert conv.from_connect_data(TOPIC, optional, None) == (
+            b'{"schema":{"type":"string","optional":true},"payload":null}'
+        )
+        assert conv.from_connect_data(TOPIC, Schema.INT32_SCHEMA, 1) == (
+            b'{"schema":{"type":"int32","optional":false},"payload":1}'
+        )
+    conv.configure({"schemas.enable": "false"}, is_key=False)  # forgets the schema just used
+    assert conv.from_connect_data(TOPIC, Schema.INT32_SCHEMA, 1) == b"1"
