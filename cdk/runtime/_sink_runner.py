@@ -34,6 +34,7 @@ from cdk.data import Schema
 from cdk.errors import ConnectException, RetriableException
 from cdk.runtime._contexts import WorkerSinkTaskContext
 from cdk.runtime._errors import ConsumedRecord, ProcessingContext, Stage
+from cdk.runtime._gc import pace_gc_for_records
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
 
@@ -248,6 +249,7 @@ class WorkerSinkTask(WorkerTask):
 
     @override
     def _initialize_and_start(self) -> bool:
+        pace_gc_for_records()
         factory = self._consumer_factory
         if factory is None:
             from cdk.kafka import new_consumer

@@ -25,6 +25,7 @@ from typing_extensions import Unpack, override
 from cdk.api import Headers, RecordMetadata, SourceRecord, SourceTask
 from cdk.errors import ConfigException, ConnectException, RetriableException
 from cdk.runtime._errors import ProcessingContext, Stage
+from cdk.runtime._gc import pace_gc_for_records
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime._submitted import SubmittedRecord, SubmittedRecords
 from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
@@ -287,6 +288,7 @@ class WorkerSourceTask(WorkerTask):
     # -- the task thread -------------------------------------------------------------------------
     @override
     def _initialize_and_start(self) -> bool:
+        pace_gc_for_records()
         self._producer = self._new_producer()
         self.task.initialize(self._context)
         self._in_task_code = True
