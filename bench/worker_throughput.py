@@ -34,6 +34,10 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 BATCH = 500  # records per generator poll (and per stream)
 GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
 FLUSH_INTERVAL_S = 60.0  # the worker's offset.flush.interval.ms (its default)
+#: CPU microseconds per record of the latest measurement of each pipeline, by name: this
+#: process's CPU time (every thread) from the start to the end of the measurement. Unlike the
+#: rates, it hardly moves when other processes load the machine.
+CPU_US: dict[str, float] = {}
 
 
 # ---------------------------------------------------------------------------------- counting
@@ -93,6 +97,7 @@ def hand_source(bootstrap: str, topic: str, records: int, producer_props: dict[s
 
     counter = Counter(bootstrap, topic, records)
     start = time.time()
+    cpu = time.process_time()
     key_conv, value_conv, header_conv = converters()
     producer = new_producer(producer_props)
     acked = 0
@@ -118,6 +123,7 @@ def hand_source(bootstrap: str, topic: str, records: int, producer_props: dict[s
             producer.poll(0)  # serve delivery reports once per batch, as the worker does
     producer.flush(60)
     assert acked == records, f"only {acked} of {records} acknowledged"
+    CPU_US["hand source"] = (time.process_time() - cpu) * 1e6 / records
     return records / (counter.finished_at() - start)
 
 
@@ -127,6 +133,7 @@ def hand_sink(topic: str, records: int, consumer_props: dict[str, Any]) -> float
     The window runs from the end of the first batch to the end of the last, as the worker's
     (the counting sink stamps each ``put``, which comes after the batch was converted).
     """
+    cpu = time.process_time()
     key_conv, value_conv, header_conv = converters()
     consumer = Consumer({**consumer_props, "group.id": f"hand-{uuid.uuid4().hex}"})
     consumer.subscribe([topic])
@@ -153,6 +160,7 @@ def hand_sink(topic: str, records: int, consumer_props: dict[str, Any]) -> float
         if last >= next_commit:  # commit as often as the worker does (offset.flush.interval.ms)
             consumer.commit(asynchronous=True)
             next_commit = last + FLUSH_INTERVAL_S
+    CPU_US["hand sink"] = (time.process_time() - cpu) * 1e6 / records
     consumer.commit(asynchronous=False)
     consumer.close()
     assert first is not None
@@ -204,6 +212,7 @@ def worker_source(worker: Worker, bootstrap: str, topic: str, records: int) -> f
     name = f"bench-source-{uuid.uuid4().hex[:8]}"
     counter = Counter(bootstrap, topic, records)
     start = time.time()
+    cpu = time.process_time()
     worker.create(
         name,
         {
@@ -214,6 +223,7 @@ def worker_source(worker: Worker, bootstrap: str, topic: str, records: int) -> f
         },
     )
     rate = records / (counter.finished_at() - start)
+    CPU_US["worker source"] = (time.process_time() - cpu) * 1e6 / records
     worker.delete(name)
     return rate
 
@@ -222,6 +232,7 @@ def worker_sink(worker: Worker, topic: str, records: int) -> float:
     from tests.connectors.counting import progress
 
     name = f"bench-sink-{uuid.uuid4().hex[:8]}"
+    cpu = time.process_time()
     worker.create(
         name,
         {"connector.class": "tests.connectors.counting.CountingSinkConnector", "topics": topic},
@@ -231,6 +242,7 @@ def worker_sink(worker: Worker, topic: str, records: int) -> float:
         if time.monotonic() > deadline:
             raise RuntimeError(f"sink saw {progress(name).count} of {records} records")
         time.sleep(0.05)  # the window comes from the task's own timestamps
+    CPU_US["worker sink"] = (time.process_time() - cpu) * 1e6 / records
     p = progress(name)
     assert p.first is not None
     assert p.last is not None
@@ -284,7 +296,10 @@ def main() -> None:
                     print(
                         f"run {run + 1}: source {measured[1]:,.0f}/{measured[0]:,.0f} "
                         f"({measured[1] / measured[0]:.0%}), sink {measured[3]:,.0f}/"
-                        f"{measured[2]:,.0f} ({measured[3] / measured[2]:.0%}) (worker/loop)",
+                        f"{measured[2]:,.0f} ({measured[3] / measured[2]:.0%}) (worker/loop); "
+                        f"CPU us/record: source {CPU_US['worker source']:.1f}/"
+                        f"{CPU_US['hand source']:.1f}, sink {CPU_US['worker sink']:.1f}/"
+                        f"{CPU_US['hand sink']:.1f}",
                         file=sys.stderr,
                         flush=True,
                     )

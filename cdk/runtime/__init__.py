@@ -20,6 +20,7 @@ from cdk.runtime._error_context import Stage
 from cdk.runtime._file_offset_store import FileOffsetBackingStore
 from cdk.runtime._herder import StandaloneHerder
 from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
+from cdk.runtime._metrics import Metric, MetricsSnapshot
 from cdk.runtime._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
 from cdk.runtime._plugins import PluginDesc, Plugins, PluginType
 from cdk.runtime._requests import BadRequestException
@@ -55,6 +56,9 @@ __all__ = [
     "Status",
     "StatusStore",
     "ConnectorTaskId",
+    # metrics (EmbeddedWorker.metrics())
+    "MetricsSnapshot",
+    "Metric",
     # offsets
     "OffsetBackingStore",
     "MemoryOffsetBackingStore",

@@ -59,6 +59,7 @@ from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, Tar
 from cdk.runtime._worker_config import WorkerConfig
 
 if TYPE_CHECKING:
+    from cdk.runtime._metrics import ConnectMetrics
     from cdk.runtime._worker import Worker
 
 __all__ = ["StandaloneHerder"]
@@ -154,6 +155,11 @@ class StandaloneHerder:
     def config(self) -> WorkerConfig:
         """The worker configuration."""
         return self._config
+
+    @property
+    def metrics(self) -> ConnectMetrics:
+        """The worker's metrics registry (``GET /metrics``)."""
+        return self._worker.metrics
 
     @property
     def ready(self) -> bool:

@@ -10,7 +10,7 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -61,11 +61,19 @@ class Response:
 
 
 class Request:
-    def __init__(self, method: str, params: list[str], query: dict[str, list[str]], body: bytes):
+    def __init__(
+        self,
+        method: str,
+        params: list[str],
+        query: dict[str, list[str]],
+        body: bytes,
+        headers: Mapping[str, str] | None = None,
+    ):
         self.method = method
         self.params = params
         self.query = query
         self._body = body
+        self.headers: Mapping[str, str] = headers if headers is not None else {}
 
     def flag(self, name: str, default: bool = False) -> bool:
         values = self.query.get(name)
@@ -227,11 +235,14 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def _send(self, response: Response) -> None:
         payload = b""
-        if response.body is not None:
+        raw = isinstance(response.body, bytes)  # sent as is, with the handler's Content-Type
+        if raw:
+            payload = response.body
+        elif response.body is not None:
             payload = json.dumps(response.body, ensure_ascii=False).encode("utf-8")
         try:
             self.send_response(response.status, HTTPStatus(response.status).phrase)
-            if response.body is not None:
+            if response.body is not None and not raw:
                 self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             for key, value in response.headers.items():

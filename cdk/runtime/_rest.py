@@ -74,6 +74,10 @@ class RestServer:
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
         self._routes = self._build_routes()
+        # the Prometheus registry over the served worker's metrics, made at the first scrape
+        self._metrics_lock = threading.Lock()
+        self._metrics_registry: Any = None
+        self._metrics_source: Any = None
 
     @classmethod
     def from_config(cls, config: WorkerConfig) -> RestServer:
@@ -214,6 +218,7 @@ class RestServer:
             route("/connector-plugins", get=self._plugins),
             route("/connector-plugins/{p}/config", get=self._plugin_config),
             route("/connector-plugins/{p}/config/validate", ("PUT",), put=self._validate),
+            route("/metrics", get=self._metrics),
             route("/admin/loggers", get=self._loggers),
             route("/admin/loggers/{l}", ("PUT",), get=self._logger, put=self._set_logger),
         ]
@@ -239,7 +244,8 @@ class RestServer:
                 if content_type != "application/json":
                     raise HttpError(415, "HTTP 415 Unsupported Media Type")
             body = read_body()
-            request = Request(method, params, parse_qs(split.query, keep_blank_values=True), body)
+            query = parse_qs(split.query, keep_blank_values=True)
+            request = Request(method, params, query, body, headers)
             return handler(request)
         if allowed:
             raise HttpError(
@@ -444,6 +450,18 @@ class RestServer:
                 400, f"Included connector type {included} does not match request type {plugin}"
             )
         return Response(200, self.herder.validate_connector_config(config))
+
+    def _metrics(self, request: Request) -> Response:
+        from cdk.runtime._prometheus import new_registry, render
+
+        herder = self.herder
+        with self._metrics_lock:
+            if self._metrics_registry is None or self._metrics_source is not herder.metrics:
+                self._metrics_source = herder.metrics
+                self._metrics_registry = new_registry(herder.metrics)
+            registry = self._metrics_registry
+        body, content_type = render(registry, request.headers.get("Accept"))
+        return Response(200, body, {"Content-Type": content_type})
 
     def _loggers(self, request: Request) -> Response:
         return Response(200, self.herder.all_logger_levels())

@@ -13,6 +13,7 @@ the revoked partitions in between.
 
 from __future__ import annotations
 
+import collections
 import logging
 import re
 import time
@@ -110,6 +111,7 @@ class WorkerSinkTask(WorkerTask):
     """
 
     _log = log
+    _kind = "sink"
 
     def __init__(
         self,
@@ -166,6 +168,11 @@ class WorkerSinkTask(WorkerTask):
         self._topics_pattern: re.Pattern[str] | None = None
         self._subscribed: list[str] = []
         self._next_topics_refresh = 0.0
+        # offset commits for the metrics: the latest sequence number, when it started, and
+        # the asynchronous commits waiting for their on_commit (sequence number, start)
+        self._commit_seq = 0
+        self._commit_started = 0.0
+        self._async_commits: collections.deque[tuple[int, float]] = collections.deque()
 
     # -- control (any thread) --------------------------------------------------------------------
     @override
@@ -328,6 +335,8 @@ class WorkerSinkTask(WorkerTask):
 
     @override
     def _execute(self) -> None:
+        sink_metrics = self.metrics.sink
+        assert sink_metrics is not None
         next_commit = time.monotonic() + self._flush_interval_s
         was_paused = False
         while not self._stopping:
@@ -363,7 +372,9 @@ class WorkerSinkTask(WorkerTask):
                 error, self._rebalance_error = self._rebalance_error, None
                 raise error
             if messages:
+                sink_metrics.record_read(len(messages), self.metrics.clock())
                 self._convert_messages(messages)
+                self._record_active()
             self._deliver_messages()
 
     def _poll(self, timeout_s: float) -> list[Any]:
@@ -528,6 +539,8 @@ class WorkerSinkTask(WorkerTask):
 
     def _deliver_messages(self) -> None:
         batch = self._batch
+        clock = self.metrics.clock
+        started = clock()
         try:
             self.task.put(list(batch))
         except RetriableException as exc:
@@ -545,6 +558,11 @@ class WorkerSinkTask(WorkerTask):
             raise ConnectException(
                 "Exiting WorkerSinkTask due to unrecoverable exception."
             ) from exc
+        now = clock()
+        sink_metrics = self.metrics.sink
+        assert sink_metrics is not None
+        sink_metrics.record_put(len(batch), now - started, now)
+        self.metrics.task.record_batch(len(batch), now)
         if self._batch_positions:
             self._current.update(self._batch_positions)
             self._batch_positions.clear()
@@ -645,6 +663,8 @@ class WorkerSinkTask(WorkerTask):
         elif paused:
             consumer.pause(_kafka_partitions(paused))
         self._assignments += 1
+        self._record_partitions()
+        self._record_active()
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
         log.debug("%s partitions revoked", self)
@@ -659,6 +679,8 @@ class WorkerSinkTask(WorkerTask):
         if self._raw:
             self._raw.clear()
         self._assigned = set()
+        self._record_partitions()
+        self._record_active()
 
     def _on_lost(self, consumer: Any, partitions: list[Any]) -> None:
         log.warning("%s partitions lost; closing them without committing", self)
@@ -674,6 +696,28 @@ class WorkerSinkTask(WorkerTask):
         for tp in lost:
             self._current.pop((tp.topic, tp.partition), None)
             self._last_committed.pop((tp.topic, tp.partition), None)
+        self._record_partitions()
+        self._record_active()
+
+    def _record_partitions(self) -> None:
+        sink_metrics = self.metrics.sink
+        assert sink_metrics is not None
+        sink_metrics.partition_count = len(self._assigned)
+
+    def _record_active(self) -> None:
+        """Record how many consumed records are past the committed offsets (once per batch)."""
+        committed = self._last_committed
+        consumed = {**self._current, **self._batch_positions}
+        active = 0
+        for tp in self._assigned:
+            key = (tp.topic, tp.partition)
+            offset = consumed.get(key)
+            last = committed.get(key)
+            if offset is not None and last is not None and offset > last.offset:
+                active += offset - last.offset
+        sink_metrics = self.metrics.sink
+        assert sink_metrics is not None
+        sink_metrics.active.record(active, self.metrics.clock())
 
     def _close_partitions(self) -> None:
         """Commit synchronously and close every assigned partition (rebalance or stop)."""
@@ -692,9 +736,14 @@ class WorkerSinkTask(WorkerTask):
             for (t, p), o in self._current.items()
             if TopicPartition(t, p) in assigned
         }
+        measured = bool(current)  # as Kafka: a commit with nothing consumed is no attempt
+        if measured:
+            self._begin_commit()
         try:
             provided = self.task.pre_commit(dict(current))
         except Exception as exc:
+            if measured:
+                self._commit_completed(self._commit_seq, success=False)
             if closing:
                 log.warning(
                     "%s Offset commit failed during close: pre_commit raised", self, exc_info=exc
@@ -716,6 +765,8 @@ class WorkerSinkTask(WorkerTask):
                         self._rebalance_error = exc
         if not provided:
             log.debug("%s Skipping offset commit, task opted-out by returning no offsets", self)
+            if measured:
+                self._commit_completed(self._commit_seq, success=True)
             return
         committable = dict(self._last_committed)
         for tp, om in provided.items():
@@ -738,10 +789,37 @@ class WorkerSinkTask(WorkerTask):
                 )
         if committable == self._last_committed and not self._force_commit:
             log.debug("%s Skipping offset commit, no change since last commit", self)
+            if measured:
+                self._commit_completed(self._commit_seq, success=True)
             return
-        self._do_commit(committable, closing)
+        self._do_commit(committable, closing, measured)
 
-    def _do_commit(self, offsets: dict[tuple[str, int], OffsetAndMetadata], sync: bool) -> None:
+    def _begin_commit(self) -> None:
+        self._commit_seq += 1
+        self._commit_started = self.metrics.clock()
+        sink_metrics = self.metrics.sink
+        assert sink_metrics is not None
+        sink_metrics.commit_seq_no = self._commit_seq
+
+    def _commit_completed(self, seq: int, *, success: bool) -> None:
+        """Record the end of offset commit ``seq`` (one overtaken by a newer is skipped)."""
+        sink_metrics = self.metrics.sink
+        assert sink_metrics is not None
+        now = self.metrics.clock()
+        if seq != self._commit_seq:
+            sink_metrics.commit_skip.record(1.0, now)
+            return
+        self.metrics.task.record_commit(now - self._commit_started, success)
+        if success:
+            sink_metrics.commit_completion.record(1.0, now)
+            self._record_active()
+
+    def _do_commit(
+        self,
+        offsets: dict[tuple[str, int], OffsetAndMetadata],
+        sync: bool,
+        measured: bool = False,
+    ) -> None:
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
         consumer = self._consumer
@@ -753,27 +831,43 @@ class WorkerSinkTask(WorkerTask):
             for (t, p), om in offsets.items()
         ]
         if not to_commit:
+            if measured:
+                self._commit_completed(self._commit_seq, success=True)
             return
         self._force_commit = False
         try:
             if sync:
                 consumer.commit(offsets=to_commit, asynchronous=False)
             else:
+                if measured:  # on_commit (served by a later poll) completes it
+                    self._async_commits.append((self._commit_seq, self._commit_started))
                 consumer.commit(offsets=to_commit, asynchronous=True)
         except Exception as exc:  # noqa: BLE001 - a failed commit is retried at the next one
             log.error("%s Commit of offsets threw an unexpected exception: %s", self, exc)
             self._force_commit = True
+            if measured:
+                if not sync and self._async_commits:
+                    self._async_commits.pop()
+                self._commit_completed(self._commit_seq, success=False)
             return
         self._last_committed = dict(offsets)
+        if sync and measured:
+            self._commit_completed(self._commit_seq, success=True)
 
     def _on_commit(self, err: Any, partitions: list[Any]) -> None:
+        # librdkafka reports the asynchronous commits only, in the order they were sent
+        seq = self._async_commits.popleft()[0] if self._async_commits else None
         if err is not None:
             from confluent_kafka import KafkaError
 
-            if err.code() == KafkaError._NO_OFFSET:
+            if err.code() != KafkaError._NO_OFFSET:
+                log.error("%s Commit of offsets failed: %s", self, err)
+                self._force_commit = True
+                if seq is not None:
+                    self._commit_completed(seq, success=False)
                 return
-            log.error("%s Commit of offsets failed: %s", self, err)
-            self._force_commit = True
+        if seq is not None:
+            self._commit_completed(seq, success=True)
 
     def _rewind_to_last_committed(self) -> None:
         consumer = self._consumer
@@ -812,6 +906,7 @@ class WorkerSinkTask(WorkerTask):
         if consumer is not None:
             self._partitions_closed = True
             self._assigned = set()
+            self._record_partitions()
             try:
                 consumer.close()
             except Exception:

@@ -185,6 +185,7 @@ class WorkerSourceTask(WorkerTask):
     """
 
     _log = log
+    _kind = "source"
 
     def __init__(
         self,
@@ -227,6 +228,10 @@ class WorkerSourceTask(WorkerTask):
         # (task.start/poll): a cancel may then close the producer (guarded by _lock)
         self._in_task_code = False
         self._producer_closed = False
+        # polled records finished (acked, dropped or skipped) and written since the last
+        # _record_writes: counted per ack group, handed to the metrics once per loop
+        self._records_done = 0
+        self._records_written = 0
 
     # -- control (any thread) --------------------------------------------------------------------
     @override
@@ -320,6 +325,10 @@ class WorkerSourceTask(WorkerTask):
         producer = self._producer
         assert producer is not None
         poll = self.task.poll
+        clock = self.metrics.clock
+        source_metrics = self.metrics.source
+        task_metrics = self.metrics.task
+        assert source_metrics is not None
         next_commit = time.monotonic() + self._flush_interval_s
         while not self._stopping:
             if self._target is not TargetState.STARTED:
@@ -329,6 +338,7 @@ class WorkerSourceTask(WorkerTask):
             if self._send_error is not None:
                 self._raise_send_error()
             self._in_task_code = True
+            started = clock()
             try:
                 records = poll()
             except RetriableException as exc:
@@ -344,9 +354,18 @@ class WorkerSourceTask(WorkerTask):
                     closed = self._producer_closed
             if closed:  # cancelled meanwhile: the producer is gone
                 return
-            if records:
-                self._send_records(records)
+            if records is not None:
+                returned: Any = records  # a list by contract; any iterable is accepted
+                if not isinstance(returned, list):
+                    records = list(returned)
+                polled_at = clock()
+                source_metrics.record_poll(len(records), polled_at - started, polled_at)
+                task_metrics.record_batch(len(records), polled_at)
+                if records:
+                    self._send_records(records)
             producer.poll(0)
+            if self._records_done:
+                self._record_writes()
             now = time.monotonic()
             if now >= next_commit:
                 self._commit_offsets()
@@ -363,6 +382,8 @@ class WorkerSourceTask(WorkerTask):
             self._wake.wait(min(0.1, max(next_commit - time.monotonic(), 0.0)))
             self._wake.clear()
             producer.poll(0)
+            if self._records_done:
+                self._record_writes()
             now = time.monotonic()
             if now >= next_commit:
                 self._commit_offsets()
@@ -376,6 +397,14 @@ class WorkerSourceTask(WorkerTask):
             self._wake.wait(0.5)
             self._wake.clear()
         return not self._stopping
+
+    def _record_writes(self) -> None:
+        """Hand the records finished since the last call to the source task metrics."""
+        done, written = self._records_done, self._records_written
+        self._records_done = self._records_written = 0
+        source_metrics = self.metrics.source
+        assert source_metrics is not None
+        source_metrics.record_write(written, done, self.metrics.clock())
 
     def _raise_send_error(self) -> None:
         error = self._send_error
@@ -413,8 +442,8 @@ class WorkerSourceTask(WorkerTask):
             partition = pre.source_partition
             if group is None or (partition is not group.partition and partition != group.partition):
                 if group is not None:
-                    group.close(submitted)
-                group = _AckGroup(self, partition)
+                    group.close(submitted, index)
+                group = _AckGroup(self, partition, index)
             group.offset = pre.source_offset
             group.remaining += 1
             try:
@@ -433,6 +462,7 @@ class WorkerSourceTask(WorkerTask):
                 converted = self._convert_tolerant(pre, index)
                 if converted is None:
                     self._commit_task_record(pre, None)
+                    group.skipped += 1
                     group.done_one()
                     continue
                 record, key, value, headers = converted
@@ -440,6 +470,7 @@ class WorkerSourceTask(WorkerTask):
             else:
                 if record is None:
                     self._commit_task_record(pre, None)
+                    group.skipped += 1
                     group.done_one()
                     continue
             if topic not in known_topics:
@@ -462,7 +493,7 @@ class WorkerSourceTask(WorkerTask):
             except Exception as exc:  # noqa: BLE001 - KafkaException, TypeError... of a sync send
                 self._send_failed(group, pre, topic, exc, synchronous=True)
         if group is not None:
-            group.close(submitted)
+            group.close(submitted, len(records))
 
     def _produce(
         self,
@@ -563,6 +594,7 @@ class WorkerSourceTask(WorkerTask):
         if self._tolerate_all:
             if pre is not None:
                 self._commit_task_record(pre, None)
+            group.skipped += 1
             group.done_one()
             return
         exc = error if isinstance(error, BaseException) else ConnectException(str(error))
@@ -651,6 +683,13 @@ class WorkerSourceTask(WorkerTask):
     # -- offsets ---------------------------------------------------------------------------------
     def _commit_offsets(self) -> bool:
         """Write the committable offsets to the store, then call ``task.commit()``."""
+        clock = self.metrics.clock
+        started = clock()
+        committed = self._write_offsets()
+        self.metrics.task.record_commit(clock() - started, committed)
+        return committed
+
+    def _write_offsets(self) -> bool:
         committable = self._submitted.committable_offsets()
         for partition, offset in committable.offsets:
             self._writer.offset(partition, offset)
@@ -687,6 +726,8 @@ class WorkerSourceTask(WorkerTask):
                     remaining,
                     int(self._flush_timeout_s * 1000),
                 )
+            if self._records_done:
+                self._record_writes()
         self._commit_offsets()
 
     # -- cleanup ---------------------------------------------------------------------------------
@@ -734,26 +775,41 @@ class WorkerSourceTask(WorkerTask):
 class _AckGroup:
     """Consecutive records of one poll batch with the same source partition, acked as one."""
 
-    __slots__ = ("_submitted", "offset", "owner", "partition", "remaining")
+    __slots__ = ("_submitted", "offset", "owner", "partition", "remaining", "size", "skipped")
 
-    def __init__(self, owner: WorkerSourceTask, partition: Mapping[str, Any] | None) -> None:
+    def __init__(
+        self, owner: WorkerSourceTask, partition: Mapping[str, Any] | None, start: int
+    ) -> None:
         self.owner = owner
         self.partition = partition
         self.offset: Mapping[str, Any] | None = None
         self.remaining = 0
+        self.size = start  # the index of its first record in the batch; its size once closed
+        self.skipped = 0  # of which dropped by an SMT or skipped under tolerance
         self._submitted: SubmittedRecord | None = None
 
     def done_one(self) -> None:
         """One record of the group was delivered, dropped, or skipped under tolerance."""
         self.remaining -= 1
         if self.remaining == 0 and self._submitted is not None:
-            self._submitted.ack()
+            self._finish(self._submitted)
 
-    def close(self, submitted: SubmittedRecords) -> None:
-        """Every record of the group was handed over: track it with its last offset."""
+    def close(self, submitted: SubmittedRecords, end: int) -> None:
+        """Every record of the group was handed over: track it with its last offset.
+
+        ``end`` is the index (in the poll batch) just after the group's last record.
+        """
+        self.size = end - self.size
         self._submitted = submitted.submit(self.partition, self.offset)
         if self.remaining == 0:
-            self._submitted.ack()
+            self._finish(self._submitted)
+
+    def _finish(self, submitted: SubmittedRecord) -> None:
+        """Every record of the group is done: ack it and count it for the metrics."""
+        submitted.ack()
+        owner = self.owner
+        owner._records_done += self.size
+        owner._records_written += self.size - self.skipped
 
     def on_delivery(self, err: Any, msg: Any) -> None:
         """The producer's delivery report of one record of the group."""

@@ -17,6 +17,7 @@ from typing import Any
 from cdk.errors import ConnectException
 from cdk.runtime._file_offset_store import FileOffsetBackingStore
 from cdk.runtime._herder import StandaloneHerder
+from cdk.runtime._metrics import MetricsSnapshot
 from cdk.runtime._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._rest import RestServer
@@ -84,6 +85,20 @@ class EmbeddedWorker:
         if self._worker is None:
             raise ConnectException("The embedded worker is not started")
         return self._worker
+
+    def metrics(self) -> MetricsSnapshot:
+        """Kafka Connect's worker, connector and task metrics now (what ``GET /metrics`` shows).
+
+        Example::
+
+            worker.metrics().value(
+                "sink-task-metrics", "sink-record-read-total", connector="s", task=0
+            )
+
+        Raises:
+            ConnectException: the worker is not started.
+        """
+        return self.worker.metrics.snapshot()
 
     @property
     def rest_url(self) -> str | None:

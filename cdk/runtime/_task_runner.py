@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 from typing_extensions import NotRequired
 
 from cdk.runtime._error_context import ProcessingContext, Stage, stack_trace
+from cdk.runtime._metrics import TaskKind, TaskMetrics
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class WorkerTaskArgs(TypedDict):
     flush_timeout_ms: NotRequired[int]
     closers: NotRequired[Sequence[Callable[[], None]]]
     topic_tracking: NotRequired[bool]
+    metrics: NotRequired[TaskMetrics | None]
 
 
 class WorkerTask(ABC):
@@ -77,10 +79,13 @@ class WorkerTask(ABC):
         closers: called (errors logged) when the task ends: converters, SMTs, reporters, ...
         topic_tracking: record the topics the task uses in the status store's
             :class:`~cdk.runtime._status.ActiveTopics` (``topic.tracking.enable``).
+        metrics: the task's metrics in the worker's registry (a private set when None).
     """
 
     #: The subclass's logger (the runner's messages keep their logger name).
     _log: ClassVar[logging.Logger]
+    #: ``"source"`` or ``"sink"``: which task metrics group the runner keeps.
+    _kind: ClassVar[TaskKind]
 
     def __init__(
         self,
@@ -99,8 +104,13 @@ class WorkerTask(ABC):
         flush_timeout_ms: int = 5000,
         closers: Sequence[Callable[[], None]] = (),
         topic_tracking: bool = True,
+        metrics: TaskMetrics | None = None,
     ) -> None:
         self.id = task_id
+        #: The task's metrics (Kafka's task, source/sink task and error metric groups).
+        self.metrics = (
+            metrics if metrics is not None else TaskMetrics(task_id, self._kind, operator.metrics)
+        )
         self._task_props = dict(task_props)
         self._worker_id = worker_id
         self._status_store = status_store
@@ -234,6 +244,7 @@ class WorkerTask(ABC):
     # -- status and cleanup ----------------------------------------------------------------------
     def _report(self, state: State, trace: str | None = None) -> None:
         if not self._cancelled:
+            self.metrics.task.record_state(state)
             self._status_store.put_task(self.id, Status(state, self._worker_id, trace))
 
     def _fail(self, exc: BaseException) -> None:

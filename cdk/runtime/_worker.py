@@ -38,7 +38,9 @@ from cdk.runtime._contexts import (
 from cdk.runtime._errant_reporter import WorkerErrantRecordReporter
 from cdk.runtime._error_config import ErrorHandlingConfig
 from cdk.runtime._error_context import stack_trace
+from cdk.runtime._error_metrics import ErrorHandlingMetrics
 from cdk.runtime._error_reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
+from cdk.runtime._metrics import ConnectMetrics, ConnectorMetricsInfo
 from cdk.runtime._offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 from cdk.runtime._retry_operator import RetryWithToleranceOperator
 from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
@@ -149,6 +151,7 @@ class _ConnectorEntry:
     target: TargetState = TargetState.STARTED
     offset_reader: OffsetStorageReaderImpl | None = None
     thread: _ConnectorThread | None = field(default=None, repr=False)
+    version: str | None = None  # what connector.version() returned (for connector-metrics)
 
 
 class Worker:
@@ -182,6 +185,9 @@ class Worker:
         self._started = False
         #: How long stopping connectors waits for their ``stop()`` calls (all together).
         self.connector_stop_timeout_s = CONNECTOR_STOP_TIMEOUT_S
+        #: Kafka Connect's worker, connector and task metrics of this worker.
+        self.metrics = ConnectMetrics(config.metrics_window_ms, config.metrics_num_samples)
+        self.metrics.bind_worker(self._connector_metrics_infos, status)
 
     def __repr__(self) -> str:
         return f"Worker(id={self.worker_id!r})"
@@ -298,8 +304,10 @@ class Worker:
             else:  # pragma: no cover - Plugins only returns connectors
                 raise ConnectException(f"{type(connector).__name__} is not a connector")
         except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
+            self.metrics.record_connector_startup(success=False)
             self._connector_failed(entry, exc, "Failed to create connector")
             return _done_future()
+        self.metrics.record_connector_startup(success=True)
         log.info("Creating connector %s of type %s", name, props.get("connector.class"))
         entry.thread = _ConnectorThread(name)
         future = entry.thread.submit(lambda: self._initialize(entry, context, target))
@@ -317,6 +325,10 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - connector errors become a FAILED status
             self._connector_failed(entry, exc, "Failed to initialize connector")
             return
+        try:
+            entry.version = str(entry.connector.version())
+        except Exception as exc:  # noqa: BLE001 - only the metric goes without it
+            log.warning("Connector %s: version() raised %r", entry.name, exc)
         self._transition(entry, target)
 
     def _transition(self, entry: _ConnectorEntry, target: TargetState) -> None:
@@ -555,6 +567,22 @@ class Worker:
                 )
         return future
 
+    def _connector_metrics_infos(self) -> list[ConnectorMetricsInfo]:
+        """What ``connector-metrics`` reports of each connector (read at scrape time)."""
+        with self._lock:
+            entries = list(self._connectors.values())
+        return [
+            ConnectorMetricsInfo(
+                e.name,
+                e.kind,
+                _class_path(type(e.connector))
+                if e.connector is not None
+                else str(e.props.get("connector.class", "")),
+                e.version,
+            )
+            for e in entries
+        ]
+
     def _entry(self, name: str) -> _ConnectorEntry:
         with self._lock:
             entry = self._connectors.get(name)
@@ -599,6 +627,8 @@ class Worker:
             runner = self._build_task(task_id, connector_props, task_props, target, closers)
         except Exception as exc:
             log.error("Failed to start task %s", task_id, exc_info=exc)
+            self.metrics.record_task_startup(success=False)
+            self.metrics.remove_task(task_id)
             for closer in reversed(closers):
                 try:
                     closer()
@@ -610,6 +640,7 @@ class Worker:
             if task_id in self._tasks:  # started concurrently
                 raise ConnectException(f"Task already exists in this worker: {task_id}")
             self._tasks[task_id] = runner
+        self.metrics.record_task_startup(success=True)
         runner.start()
 
     def _build_task(
@@ -647,9 +678,10 @@ class Worker:
         closers.append(chain.close)
 
         errors = ErrorHandlingConfig.from_props(connector_props)
+        error_metrics = ErrorHandlingMetrics()  # one set for the operator and its reporters
         reporters: list[ErrorReporter] = []
         if errors.log_enable:
-            reporters.append(LogReporter(task_id.connector, task_id.task, errors))
+            reporters.append(LogReporter(task_id.connector, task_id.task, errors, error_metrics))
         producer_config = {
             **self.config.producer_props(),
             **self.config.client_overrides(connector_props, "producer"),
@@ -666,9 +698,10 @@ class Worker:
                     task_id.task,
                     producer_config=producer_config,
                     admin_config=admin_config,
+                    metrics=error_metrics,
                 )
             )
-        operator = RetryWithToleranceOperator(errors, reporters)
+        operator = RetryWithToleranceOperator(errors, reporters, metrics=error_metrics)
         closers.append(operator.close)
         common: dict[str, Any] = {
             "worker_id": self.worker_id,
@@ -683,6 +716,7 @@ class Worker:
             "flush_timeout_ms": self.config.offset_flush_timeout_ms,
             "closers": list(reversed(closers)),
             "topic_tracking": self.config.topic_tracking_enabled,
+            "metrics": self.metrics.task_metrics(task_id, kind, error_metrics),
         }
         if kind == "source":
             assert isinstance(task, SourceTask)
@@ -809,6 +843,7 @@ class Worker:
             with self._lock:
                 if self._tasks.get(tid) is runner:
                     del self._tasks[tid]
+                    self.metrics.remove_task(tid, runner.metrics)
 
 
 def _await_rejoin(staying: dict[WorkerSinkTask, int]) -> None:

@@ -66,6 +66,8 @@ CONNECTOR_CLIENT_POLICY_CLASS_CONFIG = "connector.client.config.override.policy"
 TOPIC_CREATION_ENABLE_CONFIG = "topic.creation.enable"
 TOPIC_TRACKING_ENABLE_CONFIG = "topic.tracking.enable"
 TOPIC_TRACKING_ALLOW_RESET_CONFIG = "topic.tracking.allow.reset"
+METRICS_SAMPLE_WINDOW_MS_CONFIG = "metrics.sample.window.ms"
+METRICS_NUM_SAMPLES_CONFIG = "metrics.num.samples"
 
 DEFAULT_LISTENER = "http://127.0.0.1:8083"
 
@@ -309,6 +311,23 @@ WORKER_CONFIG_DEF: ConfigDef = (
         Importance.LOW,
         "If set to true, it allows user requests to reset the set of active topics per connector.",
     )
+    .define(
+        METRICS_SAMPLE_WINDOW_MS_CONFIG,
+        Type.LONG,
+        30000,
+        Range.at_least(1),
+        Importance.LOW,
+        "The length in milliseconds of one sample of the worker's metrics: rates, averages and "
+        "maxima are computed over the last metrics.num.samples samples.",
+    )
+    .define(
+        METRICS_NUM_SAMPLES_CONFIG,
+        Type.INT,
+        2,
+        Range.at_least(1),
+        Importance.LOW,
+        "How many samples the worker's rates, averages and maxima are computed over.",
+    )
 )
 """The worker's configuration keys, with Kafka's defaults and documentation."""
 
@@ -387,6 +406,16 @@ class WorkerConfig(AbstractConfig):
         """``offset.storage.file.filename``, ``None`` for in-memory offsets."""
         value: str | None = self.get(OFFSET_STORAGE_FILE_FILENAME_CONFIG)
         return value or None
+
+    @property
+    def metrics_window_ms(self) -> int:
+        """``metrics.sample.window.ms``: the length of one metrics sample."""
+        return self.get_long(METRICS_SAMPLE_WINDOW_MS_CONFIG)
+
+    @property
+    def metrics_num_samples(self) -> int:
+        """``metrics.num.samples``: how many samples windowed metrics cover."""
+        return self.get_int(METRICS_NUM_SAMPLES_CONFIG)
 
     @property
     def topic_tracking_enabled(self) -> bool:

@@ -201,7 +201,7 @@ def report(tmp_path_factory: pytest.TempPathFactory, kafka_bootstrap: str) -> An
         tmp, FileStreamSourceDriver, BadlyNamedSourceDriver, ExplodingSinkDriver, name="fs-demo"
     )
     run = run_checks(
-        project, ["CFG-01", "CFG-03", "CFG-07", "ERR-02", "PRF-01"], kafka_bootstrap, tmp
+        project, ["CFG-01", "CFG-03", "CFG-07", "CFG-08", "ERR-02", "PRF-01"], kafka_bootstrap, tmp
     )
     outcomes = {r.outcome for r in run.results}
     assert outcomes == set(Outcome), f"the run should show every outcome:\n{describe(run)}"
@@ -246,7 +246,7 @@ def test_report_reads_in_chromium(report: tuple[CertificationRun, Path], tmp_pat
             if result.outcome is Outcome.FAILED:
                 assert _normal(result.expected or "") in shown
                 assert _normal(result.actual or "") in shown
-            elif result.outcome in (Outcome.SKIPPED, Outcome.ERROR):
+            elif result.outcome in (Outcome.SKIPPED, Outcome.ERROR, Outcome.NOT_VERIFIED):
                 assert _normal(result.message) in shown, (result.message, shown)
             if result.outcome is Outcome.PASSED:  # what it saw, visible without unfolding
                 lines = compact_lines(result.evidence)

@@ -35,6 +35,8 @@ def test_worker_defaults_match_kafka() -> None:
     assert config.override_policy == "All"
     assert config.listener() == ("http", "127.0.0.1", 8083)
     assert config.basic_auth() is None
+    assert config.metrics_window_ms == 30000  # metrics.sample.window.ms
+    assert config.metrics_num_samples == 2  # metrics.num.samples
     doc = WORKER_CONFIG_DEF.find("offset.flush.interval.ms")
     assert doc is not None
     assert doc.documentation == "Interval at which to try committing offsets for tasks."
