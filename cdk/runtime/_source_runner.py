@@ -816,7 +816,7 @@ class _AckGroup:
         if err is None:  # done_one(), inlined: this runs once per record
             self.remaining -= 1
             if self.remaining == 0 and self._submitted is not None:
-                self._submitted.ack()
+                self._finish(self._submitted)
         else:
             self.owner._send_failed(self, None, msg.topic() if msg is not None else "?", err)
 
