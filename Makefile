@@ -95,6 +95,7 @@ test: lint typecheck docs unit
 bench: $(STAMP)
 	$(BIN)/python bench/json_converter.py
 	$(BIN)/python bench/worker_throughput.py
+	$(BIN)/python bench/filestream_vs_raw.py
 
 clean:
 	rm -rf $(VENV) build dist docs/_build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis reports

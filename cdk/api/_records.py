@@ -26,9 +26,14 @@ class TimestampType(enum.Enum):
         return self.value
 
 
+_new_headers = Headers.__new__
+
+
 def _headers(headers: Headers | Iterable[Header] | None) -> Headers:
     if headers is None:
-        return Headers()
+        empty = _new_headers(Headers)  # Headers() without its argument handling
+        empty._headers = []
+        return empty
     if isinstance(headers, Headers):
         return headers
     return Headers(headers)
@@ -148,7 +153,17 @@ class SourceRecord(ConnectRecord):
         timestamp: int | None = None,
         headers: Headers | Iterable[Header] | None = None,
     ) -> None:
-        super().__init__(topic, partition, key_schema, key, value_schema, value, timestamp, headers)
+        # ConnectRecord.__init__, inlined: sources create records by the million.
+        if timestamp is not None and timestamp < 0:
+            raise ValueError(f"Invalid record timestamp {timestamp}: must be >= 0")
+        self.topic = topic
+        self.kafka_partition = partition
+        self.key_schema = key_schema
+        self.key = key
+        self.value_schema = value_schema
+        self.value = value
+        self.timestamp = timestamp
+        self.headers = _headers(headers)
         self.source_partition = source_partition
         self.source_offset = source_offset
 

@@ -68,6 +68,9 @@ _WRITE_ERROR = "Converting Kafka Connect data to byte[] failed due to serializat
 _SCHEMA_PREFIX = b'{"schema":'
 _PAYLOAD_KEY = b',"payload":'
 _LONG_DIGITS = re.compile(rb"\d{20}")
+_DIGITS = b"0123456789"
+# Parse results orjson always gives exactly as the stdlib does (no float inside).
+_EXACT_TYPES = frozenset({str, int, bool, type(None)})
 
 
 def json_converter_config_def() -> ConfigDef:
@@ -195,13 +198,28 @@ def _loads_std(data: bytes) -> Any:
     return _decode(_STD, data)
 
 
+def _has_long_digits(data: bytes) -> bool:
+    """Whether ``data`` holds a run of 20 digits (an integer orjson would read as a float)."""
+    # Counting the digits first is ~10x cheaper than the regex, which only runs when there
+    # are at least 20 of them.
+    return len(data) - len(data.translate(None, _DIGITS)) >= 20 and bool(_LONG_DIGITS.search(data))
+
+
 def _loads_fast(data: bytes) -> Any:
-    """Parse with orjson when it gives exactly what the stdlib gives, else with the stdlib."""
-    if _orjson is not None and not _LONG_DIGITS.search(data):
+    """Parse with orjson when it gives exactly what the stdlib gives, else with the stdlib.
+
+    orjson reads an integer beyond 64 bits as a float where the stdlib keeps it exact: a result
+    that holds no float (a string, an in-range int, a boolean, null) is always what the stdlib
+    gives; objects, arrays and floats are kept only when no 20-digit run is in the text.
+    """
+    if _orjson is not None:
         try:
-            return _orjson.loads(data)
+            value = _orjson.loads(data)
         except _orjson.JSONDecodeError:
             pass  # let the stdlib parse it or word the error
+        else:
+            if type(value) in _EXACT_TYPES or not _has_long_digits(data):
+                return value
     return _loads_std(data)
 
 
@@ -265,6 +283,10 @@ class JsonConverter(_KeyValueHeaderConverter):
         self._to_connect: _LRU[str, tuple[Schema | None, Decoder, bool]] = _LRU(size)
         # schema text as it appears in envelopes -> (schema, decoder, whether it holds Decimals)
         self._by_text: _LRU[bytes, tuple[Schema | None, Decoder, bool]] = _LRU(size)
+        # the schema object last written, and its _from_connect entry
+        self._last_from: tuple[Schema | None, tuple[bytes, Encoder]] | None = None
+        # the envelope prefix (up to the payload) last read from _by_text, and its entry
+        self._last_known: tuple[bytes, tuple[Schema | None, Decoder, bool]] | None = None
 
     # -- writing -------------------------------------------------------------------------------
     def _compile_encoder(self, schema: Schema | None) -> tuple[bytes, Encoder]:
@@ -300,9 +322,13 @@ class JsonConverter(_KeyValueHeaderConverter):
         """
         if schema is None and value is None:
             return None
-        entry = self._from_connect.get(schema)
-        if entry is None:
-            entry = self._compile_encoder(schema)
+        last = self._last_from
+        if last is not None and last[0] is schema:
+            entry = last[1]  # the previous record's schema object: no LRU lookup
+        else:
+            cached = self._from_connect.get(schema)
+            entry = cached if cached is not None else self._compile_encoder(schema)
+            self._last_from = (schema, entry)
         prefix, encoder = entry
         try:
             body = jackson_utf8(encoder(value))
@@ -348,6 +374,28 @@ class JsonConverter(_KeyValueHeaderConverter):
         """
         if data is None:
             return SchemaAndValue.NULL
+        last = self._last_known
+        if (
+            last is not None
+            and type(data) is bytes
+            and data.startswith(last[0])
+            and data.endswith(b"}")
+            and self.use_orjson
+        ):
+            # The fast path: the schema text of the previous envelope (records of a topic mostly
+            # share one), the payload read by orjson. Anything unusual takes the path below.
+            text = data[len(last[0]) : -1]
+            try:
+                payload = _orjson.loads(text)
+            except _orjson.JSONDecodeError:
+                pass
+            else:
+                if type(payload) in _EXACT_TYPES or not _has_long_digits(text):
+                    schema, decoder, _ = last[1]
+                    try:
+                        return SchemaAndValue(schema, decoder(payload))
+                    except NeedExactNumbers:
+                        return SchemaAndValue(schema, decoder(_loads_exact(text)))
         if type(data) is not bytes:
             data = bytes(data)
         if not self._schemas_enabled:
@@ -355,10 +403,17 @@ class JsonConverter(_KeyValueHeaderConverter):
                 return SchemaAndValue.NULL
             loads = _loads_fast if self.use_orjson and _orjson is not None else _loads_std
             return SchemaAndValue(None, decode_schemaless(self._parse(loads, data)))
-        if data.startswith(_SCHEMA_PREFIX) and data.endswith(b"}"):
-            found = self._read_known(data)
-            if found is not None:
-                return found
+        if data.endswith(b"}"):
+            last = self._last_known
+            if last is not None and data.startswith(last[0]):
+                # The schema text of the previous envelope: records of a topic mostly share one.
+                found = self._read_payload(data[len(last[0]) : -1], last[1])
+                if found is not None:
+                    return found
+            if data.startswith(_SCHEMA_PREFIX):
+                found = self._read_known(data)
+                if found is not None:
+                    return found
         envelope = self._parse(_loads_exact, data)
         if not (
             type(envelope) is dict
@@ -386,18 +441,27 @@ class JsonConverter(_KeyValueHeaderConverter):
                 return None
             entry = self._by_text.get(data[start:index])
             if entry is not None:
-                schema, decoder, exact = entry
-                text = data[index + len(_PAYLOAD_KEY) : -1]
-                try:
-                    payload = self._loads_for(exact)(text)
-                except (ValueError, RecursionError):
-                    return None  # not a plain envelope after all: the full parse words the error
-                try:
-                    return SchemaAndValue(schema, decoder(payload))
-                except NeedExactNumbers:
-                    return SchemaAndValue(schema, decoder(_loads_exact(text)))
+                end = index + len(_PAYLOAD_KEY)
+                found = self._read_payload(data[end:-1], entry)
+                if found is not None and _orjson is not None:
+                    self._last_known = (data[:end], entry)
+                return found
             index = data.find(_PAYLOAD_KEY, index + 1)
         return None
+
+    def _read_payload(
+        self, text: bytes, entry: tuple[Schema | None, Decoder, bool]
+    ) -> SchemaAndValue | None:
+        """Decode an envelope's payload text with a known schema; ``None`` if it is not JSON."""
+        schema, decoder, exact = entry
+        try:
+            payload = self._loads_for(exact)(text)
+        except (ValueError, RecursionError):
+            return None  # not a plain envelope after all: the full parse words the error
+        try:
+            return SchemaAndValue(schema, decoder(payload))
+        except NeedExactNumbers:
+            return SchemaAndValue(schema, decoder(_loads_exact(text)))
 
     # -- introspection (tests) -----------------------------------------------------------------
     def _cache_sizes(self) -> tuple[int, int]:

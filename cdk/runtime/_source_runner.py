@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack, override
 
-from cdk.api import RecordMetadata, SourceRecord, SourceTask
+from cdk.api import Headers, RecordMetadata, SourceRecord, SourceTask
 from cdk.errors import ConfigException, ConnectException, RetriableException
 from cdk.runtime._errors import ProcessingContext, Stage
+from cdk.runtime._gc import pace_gc_for_records
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime._submitted import SubmittedRecord, SubmittedRecords
 from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
@@ -292,6 +293,7 @@ class WorkerSourceTask(WorkerTask):
     # -- the task thread -------------------------------------------------------------------------
     @override
     def _initialize_and_start(self) -> bool:
+        pace_gc_for_records()
         self._producer = self._new_producer()
         self.task.initialize(self._context)
         self._in_task_code = True
@@ -451,7 +453,7 @@ class WorkerSourceTask(WorkerTask):
                     rec_headers = record.headers
                     headers = (
                         [(h.key, to_header(topic, h.key, h.schema, h.value)) for h in rec_headers]
-                        if rec_headers
+                        if (rec_headers._headers if type(rec_headers) is Headers else rec_headers)
                         else None
                     )
                     key = key_from(topic, record.key_schema, record.key, rec_headers)
@@ -811,8 +813,10 @@ class _AckGroup:
 
     def on_delivery(self, err: Any, msg: Any) -> None:
         """The producer's delivery report of one record of the group."""
-        if err is None:
-            self.done_one()
+        if err is None:  # done_one(), inlined: this runs once per record
+            self.remaining -= 1
+            if self.remaining == 0 and self._submitted is not None:
+                self._finish(self._submitted)
         else:
             self.owner._send_failed(self, None, msg.topic() if msg is not None else "?", err)
 

@@ -813,3 +813,86 @@ def test_supplementary_characters_in_keys_and_schemas(converter: JsonConverter) 
         read = converter.to_connect_data(TOPIC, data)
         assert read.schema == schema
         assert read.value.get("f🙂") == "x"
+
+
+def _read_all(conv: JsonConverter, inputs: list[bytes]) -> list[object]:
+    out: list[object] = []
+    for data in inputs:
+        try:
+            out.append(conv.to_connect_data(TOPIC, data))
+        except DataException as exc:
+            out.append(("error", str(exc)))
+    return out
+
+
+def test_repeated_schema_text_reads_as_the_stdlib_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path for the previous envelope's schema text gives what a full parse gives."""
+    struct = (
+        b'{"schema":{"type":"struct","fields":[{"type":"double","optional":true,"field":"f"},'
+        b'{"type":"int64","optional":true,"field":"i"},{"type":"string","optional":true,'
+        b'"field":"s"}],"optional":false},"payload":'
+    )
+    string = b'{"schema":{"type":"string","optional":false},"payload":'
+    inputs = [
+        struct + b'{"f":1.5,"i":7,"s":"a"}}',
+        struct + b'{"f":1.5,"i":8,"s":"b"}}',
+        struct + b'{"f":123456789012345678901234,"i":9,"s":"c"}}',  # a float beyond 64-bit ints
+        struct + b'{"f":1,"i":18446744073709551616,"s":"d"}}',  # out of INT64's range
+        struct + b'{"f":1,"i":1,"s":"12345678901234567890123"}}',  # digits in a string
+        struct + b'{"f":1,"i":1,"s":"x","payload":2}}',  # an extra payload key: invalid
+        struct + b'{"f":1,"i":1,"s":"x"}',  # the payload's closing brace missing
+        struct + b'{"f":1,"i":1,"s":"x"}} ',  # trailing space: a plain envelope still
+        string + b'"first"}',
+        string + b'"second"}',
+        string + b"12345678901234567890123}",  # wrong type, a big number
+        string + b'"\\ud83d\\ude00"}',
+        string + b"null}",
+        struct + b'{"f":2.5,"i":10,"s":"e"}}',  # back to the first schema
+        string + b'"third"}',
+        string + b'"third"},"payload":1}',
+    ]
+    results = []
+    for flag in (True, False):
+        monkeypatch.setattr(JsonConverter, "use_orjson", flag)
+        conv = make()
+        results.append(_read_all(conv, inputs + inputs))  # twice: every schema text is known
+    assert results[0] == results[1]
+    assert results[0][2] == results[0][len(inputs) + 2]
+    assert isinstance(results[0][1], SchemaAndValue)
+    assert results[0][1].value.get("i") == 8
+    assert results[0][9] == SchemaAndValue(Schema.STRING_SCHEMA, "second")
+    assert results[0][10][0] == "error"  # type: ignore[index]
+    assert results[0][15][0] == "error"  # type: ignore[index]
+
+
+def test_switching_to_the_stdlib_after_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    conv = make()
+    data = conv.from_connect_data(TOPIC, Schema.STRING_SCHEMA, "a")
+    assert data is not None
+    for _ in range(3):
+        assert conv.to_connect_data(TOPIC, data).value == "a"
+    monkeypatch.setattr(JsonConverter, "use_orjson", False)
+    calls = []
+    real = json.JSONDecoder.decode
+    monkeypatch.setattr(
+        json.JSONDecoder, "decode", lambda self, s: calls.append(s) or real(self, s)
+    )
+    assert conv.to_connect_data(TOPIC, data).value == "a"
+    assert calls == ['"a"']  # parsed by the stdlib
+
+
+def test_writing_alternating_schemas() -> None:
+    conv = make()
+    optional = SchemaBuilder.string().optional().build()
+    for _ in range(2):
+        assert conv.from_connect_data(TOPIC, Schema.STRING_SCHEMA, "a") == (
+            b'{"schema":{"type":"string","optional":false},"payload":"a"}'
+        )
+        assert conv.from_connect_data(TOPIC, optional, None) == (
+            b'{"schema":{"type":"string","optional":true},"payload":null}'
+        )
+        assert conv.from_connect_data(TOPIC, Schema.INT32_SCHEMA, 1) == (
+            b'{"schema":{"type":"int32","optional":false},"payload":1}'
+        )
+    conv.configure({"schemas.enable": "false"}, is_key=False)  # forgets the schema just used
+    assert conv.from_connect_data(TOPIC, Schema.INT32_SCHEMA, 1) == b"1"
