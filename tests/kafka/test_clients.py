@@ -204,7 +204,8 @@ def test_a_client_reports_an_unreachable_broker_once_in_a_while(
     assert attempts  # librdkafka's lines for the attempts were logged, at DEBUG only
     assert {r.levelno for r in attempts} == {logging.DEBUG}
     assert first.levelno == second.levelno == logging.WARNING
-    assert second.created - first.created >= 1.0
+    # the limiter measures with time.monotonic(), a record's created is wall time: allow skew
+    assert second.created - first.created >= 0.95
     assert f"at bootstrap servers '{UNREACHABLE}'" in first.getMessage()
     assert "Connection refused" in first.getMessage()
     assert "more failed attempt(s) since the last report" in second.getMessage()
