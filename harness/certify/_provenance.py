@@ -169,6 +169,19 @@ def git_state(path: Path, *, exclude: Path | None = None) -> dict[str, Any]:
             "note": f"the project is not in a git work tree ({path.name})",
         }
     commit = _git(git, path, "rev-parse", "HEAD")
+    if commit and _git(git, path, "ls-files", "--error-unmatch", "--", "pyproject.toml") is None:
+        # a project generated inside another checkout (build/, a scratch directory): that
+        # repository's commit does not name the project's files, so it is no provenance
+        ignored = _git(git, path, "check-ignore", "--", "pyproject.toml") is not None
+        return {
+            "vcs": None,
+            "commit": None,
+            "dirty": None,
+            "note": (
+                f"the project's pyproject.toml is not tracked by the git work tree around it "
+                f"({top}{', which ignores it' if ignored else ''}): no commit names the project"
+            ),
+        }
     status = _git(git, path, "status", "--porcelain", "--untracked-files=normal", "--", ".")
     changed = [line[3:] for line in (status or "").splitlines() if len(line) > 3]
     if exclude is not None:

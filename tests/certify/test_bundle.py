@@ -264,6 +264,27 @@ def test_a_directory_with_other_files_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(GIT is None, reason="git is not installed")
+def test_git_state_of_a_project_inside_another_repository_that_does_not_track_it(
+    tmp_path: Path,
+) -> None:
+    # `make demo` generates the demo project under the kit's build/, which git ignores: the
+    # kit's commit must not be shown as the project's source
+    (tmp_path / ".gitignore").write_text("build/\n", encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "outer")
+    (tmp_path / "build").mkdir()
+    root = _project(tmp_path / "build")
+    state = git_state(root)
+    assert (state["vcs"], state["commit"], state["dirty"]) == (None, None, None)
+    assert "not tracked by the git work tree around it" in state["note"]
+    assert "which ignores it" in state["note"]
+    _git(tmp_path, "add", "-f", "build")
+    _git(tmp_path, "commit", "-qm", "the project too")
+    assert git_state(root)["vcs"] == "git"  # tracked now: the commit names it
+
+
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
 def test_git_state_names_the_commit_and_a_dirty_tree(tmp_path: Path) -> None:
     root = _project(tmp_path)
     assert git_state(root)["note"].startswith("the project is not in a git work tree")
