@@ -1,9 +1,22 @@
 """SQL source and sink: reference connectors modelled on Confluent's JDBC connectors.
 
 They reach SQLite (the embedded default), PostgreSQL and MariaDB/MySQL through SQLAlchemy Core
-(the ``sql`` extra: ``pip install 'connect-cdk[sql]'``).
+(the ``sql`` extra: ``pip install 'connect-cdk[sql]'``). ``SqlSourceConnector`` copies tables
+(or a custom query) to topics in the JDBC source's modes (bulk, incrementing, timestamp,
+timestamp+incrementing). The certification drivers live in
+:mod:`reference_connectors.sql.certify`.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from reference_connectors.sql._source import SqlSourceConnector, SqlSourceTask
+from reference_connectors.sql._source_config import SOURCE_CONFIG_DEF, VERSION
+
+__version__ = VERSION
+
+__all__ = [
+    "__version__",
+    "SqlSourceConnector",
+    "SqlSourceTask",
+    "SOURCE_CONFIG_DEF",
+]
