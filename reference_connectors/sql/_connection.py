@@ -365,6 +365,7 @@ _PG_RETRIABLE = {"40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300"}
 _MY_CODES = {
     1044: "the user may not use the database",
     1045: "wrong user name or password (connection.user / connection.password)",
+    1698: "wrong user name or password (connection.user / connection.password)",
     1049: "the database does not exist",
     1146: "the table does not exist",
     1054: "a column does not exist",
@@ -383,7 +384,11 @@ def translate_error(exc: BaseException, doing: str, settings: ConnectionSettings
         settings: the database, named by its URL with the password masked.
     """
     original = getattr(exc, "orig", None) or exc
-    detail = _mask(_first_line(original), settings.password)
+    args = getattr(original, "args", ())
+    if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
+        detail = _mask(f"{args[1]} (error {args[0]})", settings.password)  # PyMySQL
+    else:
+        detail = _mask(_first_line(original), settings.password)
     where = f"{doing} on {settings.describe()}"
     problem, retriable = _classify(original, detail)
     text = f"{where}: {problem}: {detail}" if problem else f"{where}: {detail}"

@@ -108,6 +108,8 @@ def reflect_columns(connection: sa.Connection, table: str, schema: str | None) -
             type_text = type(sa_type).__name__
         sql_type = from_reflected(dialect, sa_type)
         if sql_type is None:
+            if isinstance(sa_type, sa.types.NullType):  # a type SQLAlchemy does not know
+                type_text = _catalog_type(connection, table, info["name"], schema) or type_text
             raise UnsupportedColumnType(table, info["name"], type_text)
         auto = info.get("autoincrement") is True or (
             dialect == "postgresql"
@@ -132,3 +134,20 @@ def _sqlite_columns(connection: sa.Connection, table: str) -> list[Column]:
         rowid = bool(pk) and primary_keys == 1 and str(declared).upper() == "INTEGER"
         columns.append(Column(name, sql_type, not (not_null or rowid), declared or "", rowid))
     return columns
+
+
+def _catalog_type(
+    connection: sa.Connection, table: str, column: str, schema: str | None
+) -> str | None:
+    """The type name the information schema gives a column (for messages)."""
+    import sqlalchemy as sa
+
+    query = sa.text(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = :t "
+        "AND column_name = :c AND table_schema = :s"
+    )
+    try:
+        found = connection.execute(query, {"t": table, "c": column, "s": schema}).scalar()
+    except sa.exc.SQLAlchemyError:
+        return None
+    return str(found).upper() if found else None
