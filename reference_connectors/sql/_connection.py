@@ -384,7 +384,7 @@ def translate_error(exc: BaseException, doing: str, settings: ConnectionSettings
         settings: the database, named by its URL with the password masked.
     """
     original = getattr(exc, "orig", None) or exc
-    args = getattr(original, "args", ())
+    args: tuple[Any, ...] = tuple(getattr(original, "args", ()))
     if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
         detail = _mask(f"{args[1]} (error {args[0]})", settings.password)  # PyMySQL
     else:
@@ -433,6 +433,15 @@ def _classify(error: BaseException, detail: str) -> tuple[str | None, bool]:
     unreachable = ("connection refused", "could not connect", "timeout", "timed out", "resolve")
     if module.startswith("psycopg") and any(word in lowered for word in unreachable):
         return "the database server is unreachable", True
-    if module.startswith("psycopg") and "server closed the connection" in lowered:
+    gone = (
+        "server closed the connection",
+        "connection is lost",
+        "connection is closed",
+        "connection reset",
+        "broken pipe",
+        "eof detected",
+        "lost connection",
+    )
+    if any(word in lowered for word in gone):
         return "the database server went away", True
     return None, False
