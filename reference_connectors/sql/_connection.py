@@ -269,13 +269,15 @@ class ConnectionSettings:
     def from_values(cls, values: Mapping[str, Any]) -> ConnectionSettings:
         """The settings from parsed config values (``connection.*`` keys)."""
         url = parse_url(str(values[CONNECTION_URL]))
+        backend = url.get_backend_name()
+        dialect = "mysql" if backend in ("mysql", "mariadb") else backend
+        if dialect == "sqlite":
+            return cls(url, None, dialect)  # no users: connection.user/password do not apply
         user = values.get(CONNECTION_USER)
         if user:
             url = url.set(username=str(user))
         secret = values.get(CONNECTION_PASSWORD)
         password = secret.value() if isinstance(secret, Password) else secret
-        backend = url.get_backend_name()
-        dialect = "mysql" if backend in ("mysql", "mariadb") else backend
         return cls(url, str(password) if password else None, dialect)
 
     def describe(self) -> str:
@@ -324,10 +326,14 @@ class ConnectionSettings:
         from pathlib import Path
 
         path = Path(self.url.database or "")
-        if path.is_dir():
-            return f"{path} is a directory, not a database file"
-        if not path.exists():
-            return f"the database file {path} does not exist"
+        try:
+            if path.is_dir():
+                return f"{path} is a directory, not a database file"
+            if not path.exists():
+                return f"the database file {path} does not exist"
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else None
+            return f"{path} is not a usable file path: {reason or exc}"
         return None
 
 
