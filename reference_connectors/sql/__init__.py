@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from reference_connectors.sql._source import SqlSourceConnector, SqlSourceTask
 from reference_connectors.sql._source_config import SOURCE_CONFIG_DEF, VERSION
+from reference_connectors.sql._sqlite import (
+    SQLITE_SOURCE_CONFIG_DEF,
+    SqliteSourceConnector,
+    SqliteSourceTask,
+)
 
 __version__ = VERSION
 
@@ -18,5 +23,8 @@ __all__ = [
     "__version__",
     "SqlSourceConnector",
     "SqlSourceTask",
+    "SqliteSourceConnector",
+    "SqliteSourceTask",
     "SOURCE_CONFIG_DEF",
+    "SQLITE_SOURCE_CONFIG_DEF",
 ]

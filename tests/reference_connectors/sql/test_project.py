@@ -76,3 +76,32 @@ def test_readme_has_the_review_sections_and_the_generated_reference() -> None:
         assert key.documentation
         assert key.group
         assert key.display_name != key.name
+
+
+def test_the_sqlite_alias_keeps_the_sqlite_sources_defaults(tmp_path: Path) -> None:
+    import json
+    import sqlite3
+
+    from cdk import Schema
+    from reference_connectors.sql import SqliteSourceConnector, SqliteSourceTask
+    from tests.reference_connectors.sql._support import Offsets, TaskContext
+
+    path = tmp_path / "shop.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)")
+        db.execute("INSERT INTO orders (item) VALUES ('tea'), ('cake')")
+    props = {"connection.url": str(path), "topic.prefix": "shop-"}  # the old quickstart's keys
+    config = SqliteSourceConnector().validate(props)
+    assert [v.error_messages for v in config.config_values if v.error_messages] == []
+    task = SqliteSourceTask()
+    task.initialize(TaskContext(Offsets()))
+    task.start({**props, "tables": json.dumps(["orders"])})
+    try:
+        records = task.poll() or []
+    finally:
+        task.stop()
+    assert [r.key for r in records] == [1, 2]
+    assert records[0].key_schema == Schema.INT64_SCHEMA
+    assert records[1].source_offset == {"incrementing": 2}
+    assert records[0].topic == "shop-orders"
+    assert not records[0].value_schema.field("id").schema.optional
