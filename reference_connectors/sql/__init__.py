@@ -13,6 +13,11 @@ from reference_connectors.sql._sink import SqlSinkConnector, SqlSinkTask
 from reference_connectors.sql._sink_config import SINK_CONFIG_DEF
 from reference_connectors.sql._source import SqlSourceConnector, SqlSourceTask
 from reference_connectors.sql._source_config import SOURCE_CONFIG_DEF, VERSION
+from reference_connectors.sql._sqlite import (
+    SQLITE_SOURCE_CONFIG_DEF,
+    SqliteSourceConnector,
+    SqliteSourceTask,
+)
 
 __version__ = VERSION
 
@@ -23,5 +28,8 @@ __all__ = [
     "SINK_CONFIG_DEF",
     "SqlSourceConnector",
     "SqlSourceTask",
+    "SqliteSourceConnector",
+    "SqliteSourceTask",
     "SOURCE_CONFIG_DEF",
+    "SQLITE_SOURCE_CONFIG_DEF",
 ]

@@ -269,13 +269,15 @@ class ConnectionSettings:
     def from_values(cls, values: Mapping[str, Any]) -> ConnectionSettings:
         """The settings from parsed config values (``connection.*`` keys)."""
         url = parse_url(str(values[CONNECTION_URL]))
+        backend = url.get_backend_name()
+        dialect = "mysql" if backend in ("mysql", "mariadb") else backend
+        if dialect == "sqlite":
+            return cls(url, None, dialect)  # no users: connection.user/password do not apply
         user = values.get(CONNECTION_USER)
         if user:
             url = url.set(username=str(user))
         secret = values.get(CONNECTION_PASSWORD)
         password = secret.value() if isinstance(secret, Password) else secret
-        backend = url.get_backend_name()
-        dialect = "mysql" if backend in ("mysql", "mariadb") else backend
         return cls(url, str(password) if password else None, dialect)
 
     def describe(self) -> str:
@@ -324,10 +326,14 @@ class ConnectionSettings:
         from pathlib import Path
 
         path = Path(self.url.database or "")
-        if path.is_dir():
-            return f"{path} is a directory, not a database file"
-        if not path.exists():
-            return f"the database file {path} does not exist"
+        try:
+            if path.is_dir():
+                return f"{path} is a directory, not a database file"
+            if not path.exists():
+                return f"the database file {path} does not exist"
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else None
+            return f"{path} is not a usable file path: {reason or exc}"
         return None
 
 
@@ -384,7 +390,7 @@ def translate_error(exc: BaseException, doing: str, settings: ConnectionSettings
         settings: the database, named by its URL with the password masked.
     """
     original = getattr(exc, "orig", None) or exc
-    args = getattr(original, "args", ())
+    args: tuple[Any, ...] = tuple(getattr(original, "args", ()))
     if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
         detail = _mask(f"{args[1]} (error {args[0]})", settings.password)  # PyMySQL
     else:
@@ -433,6 +439,15 @@ def _classify(error: BaseException, detail: str) -> tuple[str | None, bool]:
     unreachable = ("connection refused", "could not connect", "timeout", "timed out", "resolve")
     if module.startswith("psycopg") and any(word in lowered for word in unreachable):
         return "the database server is unreachable", True
-    if module.startswith("psycopg") and "server closed the connection" in lowered:
+    gone = (
+        "server closed the connection",
+        "connection is lost",
+        "connection is closed",
+        "connection reset",
+        "broken pipe",
+        "eof detected",
+        "lost connection",
+    )
+    if any(word in lowered for word in gone):
         return "the database server went away", True
     return None, False

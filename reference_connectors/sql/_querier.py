@@ -76,6 +76,7 @@ class QuerierSettings:
     delay_ms: int
     batch_max_rows: int
     schema: str | None
+    key_by_incrementing: bool = False
 
     @property
     def incrementing(self) -> bool:
@@ -432,13 +433,14 @@ class TableQuerier:
             if stamps:
                 stamp = stamps[0]
                 self.offset.timestamp = _TIMESTAMP.converter(self.settings.timezone)(stamp)
+        keyed = self.settings.key_by_incrementing and shape.inc_index >= 0
         return SourceRecord(
             self.partition,
             self.offset.to_dict(self.settings.mode),
             self.topic,
             None,
-            None,
-            None,
+            Schema.INT64_SCHEMA if keyed else None,
+            self.offset.incrementing if keyed else None,
             shape.schema,
             struct,
         )

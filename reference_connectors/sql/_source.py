@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 import zoneinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from typing_extensions import override
 
@@ -73,9 +73,10 @@ __all__ = ["SqlSourceConnector", "SqlSourceTask", "querier_settings"]
 log = logging.getLogger(__name__)
 
 
-def querier_settings(config: AbstractConfig) -> QuerierSettings:
+def querier_settings(config: AbstractConfig, key_by_incrementing: bool = False) -> QuerierSettings:
     """The settings every querier of a task shares, from the parsed config."""
     return QuerierSettings(
+        key_by_incrementing=key_by_incrementing,
         mode=config.get_string(MODE).lower(),
         incrementing_column=config.get_string(INCREMENTING_COLUMN) or "",
         timestamp_columns=tuple(c.strip() for c in config.get_list(TIMESTAMP_COLUMN) if c.strip()),
@@ -214,7 +215,15 @@ class SqlSourceConnector(SourceConnector):
 
 
 class SqlSourceTask(SourceTask):
-    """Reads its tables (or the query) round by round, ``batch.max.rows`` rows per poll."""
+    """Reads its tables (or the query) round by round, ``batch.max.rows`` rows per poll.
+
+    Attributes:
+        config_def: the task's configuration.
+        key_by_incrementing: key each record by its incrementing value (INT64) instead of null.
+    """
+
+    config_def: ClassVar[ConfigDef] = SOURCE_TASK_CONFIG_DEF
+    key_by_incrementing: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._stopping = threading.Event()
@@ -233,11 +242,11 @@ class SqlSourceTask(SourceTask):
 
     @override
     def start(self, props: dict[str, str]) -> None:
-        config = _parse(SOURCE_TASK_CONFIG_DEF, props)
+        config = _parse(self.config_def, props)
         self._settings = _settings(config)
         self._interval_s = config.get_int(POLL_INTERVAL_MS) / 1000
         self._schema = config.get(SCHEMA_PATTERN) or None
-        settings = querier_settings(config)
+        settings = querier_settings(config, self.key_by_incrementing)
         prefix = config.get_string(TOPIC_PREFIX)
         query = config.get_string(QUERY).strip()
         if query:

@@ -56,18 +56,20 @@ def validate_source(
         return
     try:
         settings = ConnectionSettings.from_values(values)
-    except ConnectException as exc:
+    except (ConnectException, ValueError) as exc:
         url.add_error_message(str(exc))
         return
-    problem = check_connection(settings)
-    if problem:
-        url.add_error_message(problem)
-        return
     try:
+        problem = check_connection(settings)
+        if problem:
+            url.add_error_message(problem)
+            return
         with settings.connect("checking the tables") as connection:
             _check_tables(connection, values, by_name, settings)
     except ConnectException as exc:
         url.add_error_message(str(exc))
+    except Exception as exc:  # noqa: BLE001 - validate() reports, never raises
+        url.add_error_message(str(translate_error(exc, "checking the database", settings)))
 
 
 def _check_tables(

@@ -73,7 +73,9 @@ def test_project_metadata_declares_plugins_drivers_and_license() -> None:
         "SqliteSink": "reference_connectors.sqlite:SqliteSinkConnector",
     }
     root_plugins = _pyproject(ROOT)["project"]["entry-points"]["cdk.plugins"]
-    assert {k: root_plugins[k] for k in plugins} == plugins
+    # The kit's SqliteSource alias runs the SQL source with the SQLite defaults.
+    assert root_plugins["SqliteSource"] == "reference_connectors.sql:SqliteSourceConnector"
+    assert root_plugins["SqliteSink"] == plugins["SqliteSink"]
     assert data["tool"]["setuptools"]["packages"] == ["reference_connectors.sqlite"]
     assert set(data["tool"]) == {"setuptools", "cdk"}  # no lint/test config of its own
     assert (PROJECT / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
@@ -88,8 +90,10 @@ def test_harness_loads_the_project_and_its_drivers() -> None:
 
 
 def test_aliases_resolve_through_the_entry_points() -> None:
+    from reference_connectors.sql import SqliteSourceConnector as SqlSqliteSource
+
     plugins = Plugins()
-    assert plugins.connector_class("SqliteSource") is SqliteSourceConnector
+    assert plugins.connector_class("SqliteSource") is SqlSqliteSource
     assert plugins.connector_class("SqliteSink") is SqliteSinkConnector
 
 

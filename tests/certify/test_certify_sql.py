@@ -1,0 +1,73 @@
+"""Done-when: `cdk certify` passes the SQL reference connectors on SQLite, PostgreSQL and MariaDB.
+
+One full run per dialect (the real CLI as a subprocess, every suite on the embedded broker),
+each in its own xdist group so that they spread over the workers. The dialect is chosen with
+``CDK_SQL_DIALECT``, as the README says; PostgreSQL and MariaDB come from the machine's servers
+(``CDK_TEST_POSTGRES_URL`` / ``CDK_TEST_MARIADB_URL``) and are skipped, with that reason, when
+they do not answer (CI checks they do first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT = REPO / "reference_connectors" / "sql"
+CDK = [sys.executable, "-c", "import sys; from cdk.cli import main; main(sys.argv[1:])"]
+_DRIVERS = {
+    "sqlite": "SqlSourceDriver",
+    "postgresql": "SqlSourceDriver",
+    "mariadb": "SqlSourceDriver",
+}
+
+
+def _server_answers(dialect: str, tmp_path: Path) -> None:
+    if dialect == "sqlite":
+        return
+    from tests.reference_connectors.sql._databases import make_database
+
+    databases = make_database(dialect, tmp_path)
+    next(databases)  # skips with the variable to set when the server does not answer
+    databases.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(960)
+@pytest.mark.parametrize(
+    "dialect",
+    [
+        pytest.param(d, marks=pytest.mark.xdist_group(f"certify-sql-{d}"))
+        for d in ("sqlite", "postgresql", "mariadb")
+    ],
+)
+def test_certify_passes_the_sql_source_on_each_dialect(dialect: str, tmp_path: Path) -> None:
+    _server_answers(dialect, tmp_path)
+    report = tmp_path / "report"
+    proc = subprocess.run(
+        [*CDK, "certify", str(PROJECT), "--report-dir", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO), "CDK_SQL_DIALECT": dialect},
+    )
+    summary_file = report / "summary.json"
+    assert summary_file.exists(), f"no summary; exit {proc.returncode}\n{proc.stdout[-4000:]}"
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    failed = [c for c in summary["checks"] if c["outcome"] in ("failed", "error")]
+    explain = f"exit {proc.returncode}; failed: {json.dumps(failed, indent=1)[:6000]}"
+    assert not failed, explain
+    assert proc.returncode == 0, explain
+    assert summary["passed"] is True
+    assert summary["complete"] is True
+    subjects = {c["subject"] for c in summary["checks"]}
+    assert _DRIVERS[dialect] in subjects
+    ids = {c["id"] for c in summary["checks"]}
+    for check_id in ("ERR-01", "ERR-02", "SCH-05", "RBL-03", "OFF-01"):
+        assert check_id in ids, f"{check_id} did not run: {sorted(ids)}"
