@@ -136,6 +136,10 @@ class SqlSinkTask(SinkTask):
         self._engine: sa.Engine | None = None
         self._retries = 0
         self._latest: dict[tuple[str, str], Any] = {}
+        # The next offset of each partition that the database is known to hold; re-read after
+        # a failed write (a commit whose answer was lost may have happened).
+        self._stored: dict[TopicPartition, int] = {}
+        self._in_doubt = True
 
     @override
     def version(self) -> str:
@@ -185,9 +189,37 @@ class SqlSinkTask(SinkTask):
                 stored = self._offsets.read(connection, partitions)
         except Exception as exc:  # noqa: BLE001 - every driver error is translated
             raise translate_error(exc, "reading the offsets table", self._settings) from None
+        self._stored.update(stored)
         if stored:
             log.info("Resuming from the offsets stored in the database: %s", stored)
             self.context.offset(stored)
+
+    @override
+    def close(self, partitions: Collection[TopicPartition]) -> None:
+        for tp in partitions:
+            self._stored.pop(tp, None)
+
+    def _unwritten(self, engine: sa.Engine, records: Sequence[SinkRecord]) -> list[SinkRecord]:
+        """The records whose offsets the database does not hold yet (redeliveries dropped)."""
+        if self._in_doubt:
+            partitions = {TopicPartition(r.topic, r.kafka_partition or 0) for r in records}
+            try:
+                with engine.connect() as connection:
+                    self._stored.update(self._offsets.read(connection, partitions))
+            except Exception as exc:  # noqa: BLE001 - every driver error is translated
+                raise translate_error(exc, "reading the offsets table", self._settings) from None
+            self._in_doubt = False
+        stored = self._stored
+        if not stored:
+            return list(records)
+        kept = [
+            r
+            for r in records
+            if r.kafka_offset >= stored.get(TopicPartition(r.topic, r.kafka_partition or 0), -1)
+        ]
+        if len(kept) < len(records):
+            log.info("Skipping %d records the database holds already", len(records) - len(kept))
+        return kept
 
     # -- writing ------------------------------------------------------------------------------
     @override
@@ -199,7 +231,9 @@ class SqlSinkTask(SinkTask):
             if engine is None:
                 raise ConnectException("SqlSinkTask.put() called on a stopped task")
             try:
-                self._put(engine, records)
+                unwritten = self._unwritten(engine, records)
+                if unwritten:
+                    self._put(engine, unwritten)
             except RetriableException as exc:
                 self._retries += 1
                 self._plans.forget()
@@ -244,15 +278,21 @@ class SqlSinkTask(SinkTask):
         offsets = _next_offsets(records)
         try:
             self._write(engine, steps, offsets, reporter, reports)
-        except (ConnectException, RetriableException):
+            self._stored.update(offsets)
+            return
+        except ConnectException:
+            self._in_doubt = True
             raise
         except Exception as exc:  # noqa: BLE001 - every driver error is translated
+            self._in_doubt = True
             self._plans.forget()
             failure = translate_error(exc, f"writing to {_tables(steps)}", self._settings)
             if isinstance(failure, RetriableException) or reporter is None:
                 raise failure from None
             # Find the records the database refuses, report them, write the others.
             self._write_one_by_one(engine, steps, offsets, reporter, reports)
+            self._stored.update(offsets)
+            self._in_doubt = False
 
     def _plan(self, record: SinkRecord) -> Plan | None:
         table = self._table(record)
