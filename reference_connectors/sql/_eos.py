@@ -84,6 +84,25 @@ class OffsetsTable:
         found = {TopicPartition(str(t), int(p)): int(o) for t, p, o in rows}
         return {tp: offset for tp, offset in found.items() if tp in wanted}
 
+    def alter(
+        self, connection: sa.Connection, offsets: Mapping[TopicPartition, int | None]
+    ) -> None:
+        """Set (an int) or forget (None) offsets, inside the caller's transaction.
+
+        When every offset is None (a reset of the connector's offsets), every row of the
+        connector is deleted, also of partitions the consumer group does not know.
+        """
+        if all(offset is None for offset in offsets.values()):
+            delete_all = self._dialect.delete(OFFSETS_TABLE, _KEYS[:1])
+            connection.exec_driver_sql(delete_all, (self._connector,))
+            return
+        delete = self._dialect.delete(OFFSETS_TABLE, _KEYS)
+        for tp, offset in offsets.items():
+            if offset is None:
+                connection.exec_driver_sql(delete, (self._connector, tp.topic, tp.partition))
+            else:
+                self.write(connection, {tp: offset})
+
     def write(self, connection: sa.Connection, offsets: Mapping[TopicPartition, int]) -> None:
         """Record the next offsets to consume (inside the caller's transaction)."""
         if offsets:

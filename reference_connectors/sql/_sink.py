@@ -120,12 +120,22 @@ class SqlSinkConnector(SinkConnector):
     def alter_offsets(
         self, props: dict[str, str], offsets: dict[TopicPartition, int | None]
     ) -> bool:
-        # The offsets table in the database wins over the consumer group's at the next start;
-        # refuse, so the user is not misled (reset the table instead).
-        raise ConnectException(
-            "The SQL sink keeps its offsets in the database (table __connect_offsets), next to "
-            "the rows; alter or delete the rows of that table for this connector instead"
-        )
+        # The offsets in the database win over the consumer group's at the next start: change
+        # them too (the framework changes the group's), so that both say the same.
+        config = _parse(props)
+        settings = ConnectionSettings.from_values(config.values())
+        engine = connect_engine(settings, config)
+        table = OffsetsTable(Dialect.of(engine), props.get("name", ""))
+        try:
+            with engine.connect() as connection:
+                table.create(connection)
+            with engine.begin() as connection:
+                table.alter(connection, offsets)
+        except Exception as exc:  # noqa: BLE001 - every driver error is translated
+            raise translate_error(exc, "changing the offsets table", settings) from None
+        finally:
+            engine.dispose()
+        return True
 
 
 class SqlSinkTask(SinkTask):
