@@ -271,7 +271,7 @@ class SqlSinkTask(SinkTask):
         reports = []
         for record in records:
             try:
-                plan = self._plan(record)
+                plan, record = self._plan(record)
             except DataException as exc:
                 error = DataException(f"{coordinates(record)}: {exc}", field=exc.field)
                 if reporter is None:
@@ -304,14 +304,16 @@ class SqlSinkTask(SinkTask):
             self._stored.update(offsets)
             self._in_doubt = False
 
-    def _plan(self, record: SinkRecord) -> Plan | None:
+    def _plan(self, record: SinkRecord) -> tuple[Plan | None, SinkRecord]:
+        """The plan of a record, and the record to write (projected to a newer schema)."""
         table = self._table(record)
         if record.value is None:
             if not self._delete_enabled:
                 log.debug("Skipping the tombstone %s (delete.enabled=false)", coordinates(record))
-                return None
-            return self._plans.delete_plan(table, record)
-        return self._plans.plan(table, self._projected(table, record))
+                return None, record
+            return self._plans.delete_plan(table, record), record
+        record = self._projected(table, record)
+        return self._plans.plan(table, record), record
 
     def _projected(self, table: str, record: SinkRecord) -> SinkRecord:
         """The record in the newest version of its schema seen for the table."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdk import DataException, Schema, SchemaType, SinkRecord, Struct
 from reference_connectors.sql._dialects import ColumnDef, Dialect
+from reference_connectors.sql._reflect import _catalog_type, default_schema
 from reference_connectors.sql._sink_config import KAFKA_PK_FIELDS
 from reference_connectors.sql._types_in import (
     Kind,
@@ -411,6 +412,9 @@ def _reflect(connection: sa.Connection, table: str) -> dict[str, _Column] | None
         except sa.exc.CompileError:
             type_text = type(sa_type).__name__
         name = str(info["name"])
+        if isinstance(sa_type, sa.types.NullType):  # a type SQLAlchemy does not know
+            schema = default_schema(connection, None)
+            type_text = _catalog_type(connection, table, name, schema) or type_text
         sql_type = from_reflected(family, sa_type)
         if sql_type is None and type(sa_type) in (sa.Numeric, sa.dialects.postgresql.NUMERIC):
             sql_type = SqlType(Kind.DECIMAL)  # NUMERIC without a precision: any decimal
