@@ -340,6 +340,11 @@ class TableQuerier:
                     f"Table {self.table} has no column {name!r} ({key}); its columns are "
                     f"{sorted(by_name)}"
                 )
+            if key.startswith("timestamp") and column.sql_type.kind is not Kind.TIMESTAMP:
+                raise ConnectException(
+                    f"The timestamp column {self.table}.{name} is {column.type_text}, not a "
+                    "timestamp column (timestamp.column.name)"
+                )
             if key.startswith("incrementing") and not column.sql_type.is_integer:
                 raise ConnectException(
                     f"The incrementing column {self.table}.{name} is {column.type_text}, not "
@@ -396,6 +401,9 @@ class TableQuerier:
 
     def _shape_of(self, signature: tuple[Any, ...], types: list[tuple[str, SqlType]]) -> _Shape:
         settings = self.settings
+        if settings.timestamp:  # SQLite text timestamps are typed from their value as text
+            stamps = set(settings.timestamp_columns)
+            types = [(n, _TIMESTAMP if n in stamps else t) for n, t in types]
         self.version += 1
         builder = SchemaBuilder.struct().name("query").version(self.version)
         converters = []
@@ -424,29 +432,33 @@ class TableQuerier:
         shape = self._shape
         assert shape is not None
         struct = Struct(shape.schema)
-        for index, (name, convert) in enumerate(shape.converters):
+        put = struct.put
+        values = []
+        for (name, convert), raw in zip(shape.converters, row, strict=True):
             try:
-                struct.put(name, convert(row[index]))
+                value = convert(raw)
+                put(name, value)
             except (ValueError, TypeError, DataException) as exc:
                 raise DataException(
                     f"Cannot read column {name!r} of a row of {self.name}: {exc}", field=name
                 ) from exc
+            values.append(value)
+        offset = self.offset
         if shape.inc_index >= 0:
-            value = struct.get(shape.schema.fields[shape.inc_index].name)
-            self.offset.incrementing = int(value) if value is not None else None
-        if shape.ts_indexes:
-            stamps = [row[i] for i in shape.ts_indexes if row[i] is not None]
-            if stamps:
-                stamp = stamps[0]
-                self.offset.timestamp = _TIMESTAMP.converter(self.settings.timezone)(stamp)
+            inc = values[shape.inc_index]
+            offset.incrementing = int(inc) if inc is not None else None
+        for index in shape.ts_indexes:
+            if values[index] is not None:  # the first non-null timestamp column (COALESCE)
+                offset.timestamp = values[index]
+                break
         keyed = self.settings.key_by_incrementing and shape.inc_index >= 0
         return SourceRecord(
             self.partition,
-            self.offset.to_dict(self.settings.mode),
+            offset.to_dict(self.settings.mode),
             self.topic,
             None,
             Schema.INT64_SCHEMA if keyed else None,
-            self.offset.incrementing if keyed else None,
+            offset.incrementing if keyed else None,
             shape.schema,
             struct,
         )

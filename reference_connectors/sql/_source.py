@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import threading
@@ -84,11 +85,18 @@ def querier_settings(config: AbstractConfig, key_by_incrementing: bool = False) 
         timestamp_initial=config.get(TIMESTAMP_INITIAL),
         validate_non_null=config.get_boolean(VALIDATE_NON_NULL),
         numeric_mapping=config.get_string(NUMERIC_MAPPING).lower(),
-        timezone=zoneinfo.ZoneInfo(config.get_string(DB_TIMEZONE)),
+        timezone=_zone(config.get_string(DB_TIMEZONE)),
         delay_ms=config.get_long(TIMESTAMP_DELAY_MS),
         batch_max_rows=config.get_int(BATCH_MAX_ROWS),
         schema=config.get(SCHEMA_PATTERN) or None,
     )
+
+
+def _zone(name: str) -> dt.tzinfo:
+    """The time zone called ``name`` (UTC as :data:`datetime.timezone.utc`)."""
+    if name.strip().upper() in ("UTC", "Z", "ETC/UTC", "GMT"):
+        return dt.timezone.utc
+    return zoneinfo.ZoneInfo(name)
 
 
 def _parse(definition: ConfigDef, props: dict[str, str]) -> AbstractConfig:
