@@ -78,7 +78,7 @@ def make_database(rows: int) -> str:
             "qty INTEGER, price DOUBLE PRECISION, created TIMESTAMP(3))"
         )
         conn.execute(
-            f"INSERT INTO {TABLE} SELECT i, 'order-' || i, i % 100, i * 0.25, "
+            f"INSERT INTO {TABLE} SELECT i, 'order-' || i, i %% 100, i * 0.25, "
             "timestamp '2026-01-01' + i * interval '1 second' FROM generate_series(1, %s) i",
             (rows,),
         )

@@ -48,6 +48,7 @@ __all__ = [
     "ConnectionSettings",
     "ConnectionUrl",
     "check_connection",
+    "missing_table",
     "define_connection",
     "parse_url",
     "require_sqlalchemy",
@@ -399,6 +400,18 @@ def translate_error(exc: BaseException, doing: str, settings: ConnectionSettings
     problem, retriable = _classify(original, detail)
     text = f"{where}: {problem}: {detail}" if problem else f"{where}: {detail}"
     return RetriableException(text) if retriable else ConnectException(text)
+
+
+def missing_table(exc: BaseException) -> bool:
+    """Whether a driver error says that a table does not exist."""
+    original = getattr(exc, "orig", None) or exc
+    args: tuple[Any, ...] = tuple(getattr(original, "args", ()))
+    module = type(original).__module__ or ""
+    if module.startswith("pymysql"):
+        return bool(args) and args[0] == 1146
+    if module.startswith("psycopg"):
+        return getattr(original, "sqlstate", None) == "42P01"
+    return "no such table" in str(original).lower()
 
 
 def _classify(error: BaseException, detail: str) -> tuple[str | None, bool]:

@@ -99,6 +99,8 @@ class TcpProxy:
             listener, self._listener = self._listener, None
             sockets = list(self._sockets)
         if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
             listener.close()
         self._close_pair(*sockets)
 

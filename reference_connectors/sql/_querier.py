@@ -19,6 +19,7 @@ incrementing column, ``end`` the database's current time less ``timestamp.delay.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import time
@@ -162,20 +163,20 @@ class TableQuerier:
         self.next_round = 0.0  # time.monotonic() when the next round may start
         self.version = 0
         self._shape: _Shape | None = None
-        self._result: sa.CursorResult[Any] | None = None
+        self._cursor: Any = None  # the round's DB-API cursor (server-side on a server)
         self._inc_column = settings.incrementing_column
 
     @property
     def in_round(self) -> bool:
-        return self._result is not None
+        return self._cursor is not None
 
     # ------------------------------------------------------------------ rounds
     def poll(self, connection: sa.Connection, poll_interval_s: float) -> list[SourceRecord]:
         """The next batch of rows; ends the round (and its transaction) when they run out."""
-        if self._result is None:
+        if self._cursor is None:
             self._start_round(connection)
-        assert self._result is not None
-        rows = self._result.fetchmany(self.settings.batch_max_rows)
+        assert self._cursor is not None
+        rows = self._cursor.fetchmany(self.settings.batch_max_rows)
         if self._shape is None and rows:  # a SQLite query: typed from its first row
             self._shape = self._query_shape(rows[0])
         records = [self._record(row) for row in rows]
@@ -185,18 +186,26 @@ class TableQuerier:
         return records
 
     def end_round(self, connection: sa.Connection | None) -> None:
-        """Close the round's result and transaction (also after an error)."""
-        result, self._result = self._result, None
-        if result is not None:
-            try:
-                result.close()
-            except Exception as exc:  # noqa: BLE001 - closing a broken cursor
-                log.debug("closing the result of %s failed: %s", self.name, exc)
-        if connection is not None and connection.in_transaction():
+        """Close the round's result and transaction.
+
+        Args:
+            connection: the connection to roll back; None after an error, when the connection
+                is dropped: the result's cursor is then closed after its connection, so that a
+                server-side cursor of a broken connection is released too.
+        """
+        cursor, self._cursor = self._cursor, None
+        if cursor is None:
+            return
+        if connection is None:
+            _close_cursor(cursor, broken=True)
+            return
+        _close_cursor(cursor, broken=False)
+        if connection.in_transaction():
             connection.rollback()
+        else:
+            connection.connection.dbapi_connection.rollback()  # type: ignore[union-attr]
 
     def _start_round(self, connection: sa.Connection) -> None:
-        import sqlalchemy as sa
 
         if self.table is not None:
             self._refresh_table_shape(connection)
@@ -211,9 +220,7 @@ class TableQuerier:
         where, params = self._condition(connection)
         sql = f"{select}{where}"
         log.debug("%s: %s %s", self.name, sql, params)
-        self._result = connection.execution_options(
-            stream_results=True, max_row_buffer=max(self.settings.batch_max_rows, 1000)
-        ).execute(sa.text(sql), params)
+        self._cursor = _execute(connection, sql, params, self.settings.batch_max_rows)
         if self.table is None:
             self._check_query_shape(connection)
 
@@ -240,6 +247,7 @@ class TableQuerier:
         )
         if self.offset.timestamp is None:
             # No offset yet: every row up to the end, no row of the start time left out.
+            del params["last_inc"]
             return (
                 f" WHERE {ts} < :end AND {ts} >= :last_ts ORDER BY {ts}, {inc} ASC",
                 params,
@@ -332,6 +340,11 @@ class TableQuerier:
                     f"Table {self.table} has no column {name!r} ({key}); its columns are "
                     f"{sorted(by_name)}"
                 )
+            if key.startswith("timestamp") and column.sql_type.kind is not Kind.TIMESTAMP:
+                raise ConnectException(
+                    f"The timestamp column {self.table}.{name} is {column.type_text}, not a "
+                    "timestamp column (timestamp.column.name)"
+                )
             if key.startswith("incrementing") and not column.sql_type.is_integer:
                 raise ConnectException(
                     f"The incrementing column {self.table}.{name} is {column.type_text}, not "
@@ -360,8 +373,7 @@ class TableQuerier:
         )
 
     def _check_query_shape(self, connection: sa.Connection) -> None:
-        assert self._result is not None
-        cursor = self._result.cursor
+        cursor = self._cursor
         description = tuple(cursor.description or ())
         dialect = connection.dialect.name
         if dialect == "sqlite":
@@ -383,13 +395,15 @@ class TableQuerier:
         self._shape = self._shape_of(signature, types)
 
     def _query_shape(self, row: Any) -> _Shape:
-        assert self._result is not None
-        names = tuple(self._result.keys())
+        names = tuple(d[0] for d in self._cursor.description or ())
         types = [(n, from_value(row[i])) for i, n in enumerate(names)]
         return self._shape_of((names,), types)
 
     def _shape_of(self, signature: tuple[Any, ...], types: list[tuple[str, SqlType]]) -> _Shape:
         settings = self.settings
+        if settings.timestamp:  # SQLite text timestamps are typed from their value as text
+            stamps = set(settings.timestamp_columns)
+            types = [(n, _TIMESTAMP if n in stamps else t) for n, t in types]
         self.version += 1
         builder = SchemaBuilder.struct().name("query").version(self.version)
         converters = []
@@ -418,29 +432,33 @@ class TableQuerier:
         shape = self._shape
         assert shape is not None
         struct = Struct(shape.schema)
-        for index, (name, convert) in enumerate(shape.converters):
+        put = struct.put
+        values = []
+        for (name, convert), raw in zip(shape.converters, row, strict=True):
             try:
-                struct.put(name, convert(row[index]))
+                value = convert(raw)
+                put(name, value)
             except (ValueError, TypeError, DataException) as exc:
                 raise DataException(
                     f"Cannot read column {name!r} of a row of {self.name}: {exc}", field=name
                 ) from exc
+            values.append(value)
+        offset = self.offset
         if shape.inc_index >= 0:
-            value = struct.get(shape.schema.fields[shape.inc_index].name)
-            self.offset.incrementing = int(value) if value is not None else None
-        if shape.ts_indexes:
-            stamps = [row[i] for i in shape.ts_indexes if row[i] is not None]
-            if stamps:
-                stamp = stamps[0]
-                self.offset.timestamp = _TIMESTAMP.converter(self.settings.timezone)(stamp)
+            inc = values[shape.inc_index]
+            offset.incrementing = int(inc) if inc is not None else None
+        for index in shape.ts_indexes:
+            if values[index] is not None:  # the first non-null timestamp column (COALESCE)
+                offset.timestamp = values[index]
+                break
         keyed = self.settings.key_by_incrementing and shape.inc_index >= 0
         return SourceRecord(
             self.partition,
-            self.offset.to_dict(self.settings.mode),
+            offset.to_dict(self.settings.mode),
             self.topic,
             None,
             Schema.INT64_SCHEMA if keyed else None,
-            self.offset.incrementing if keyed else None,
+            offset.incrementing if keyed else None,
             shape.schema,
             struct,
         )
@@ -452,6 +470,54 @@ class TableGone(Exception):
     def __init__(self, table: str) -> None:
         super().__init__(f"table {table} no longer exists")
         self.table = table
+
+
+def _execute(connection: sa.Connection, sql: str, params: dict[str, Any], batch: int) -> Any:
+    """Run ``sql`` on a DB-API cursor of ``connection``: server-side on PostgreSQL and MariaDB.
+
+    The cursor is the driver's own (not SQLAlchemy's result), so that a cursor of a connection
+    that broke is closed for sure (after its connection).
+    """
+    import sqlalchemy as sa
+
+    compiled = sa.text(sql).bindparams(**params).compile(dialect=connection.dialect)
+    values = compiled.construct_params()
+    raw: Any = connection.connection.dbapi_connection
+    name = connection.dialect.name
+    if name == "postgresql":
+        cursor = raw.cursor(name=f"cdk_{id(raw):x}_{time.monotonic_ns():x}")
+        cursor.itersize = max(batch, 1000)
+    elif name in ("mysql", "mariadb"):
+        import pymysql.cursors
+
+        cursor = raw.cursor(pymysql.cursors.SSCursor)
+    else:
+        cursor = raw.cursor()
+    try:
+        if compiled.positiontup is not None:  # qmark (SQLite)
+            cursor.execute(compiled.string, [values[k] for k in compiled.positiontup])
+        else:
+            cursor.execute(compiled.string, values)
+    except BaseException:
+        _close_cursor(cursor, broken=True)
+        raise
+    return cursor
+
+
+def _close_cursor(cursor: Any, *, broken: bool) -> None:
+    """Close a round's cursor; after an error, its connection first (it is dropped anyway)."""
+    if broken:
+        with contextlib.suppress(Exception):
+            cursor.connection.close()
+    try:
+        cursor.close()
+    except Exception as exc:  # noqa: BLE001 - closing a broken cursor
+        log.debug("closing a cursor failed: %s", exc)
+        if not broken:
+            with contextlib.suppress(Exception):
+                cursor.connection.close()
+            with contextlib.suppress(Exception):
+                cursor.close()
 
 
 def _mysql_binary_flags(cursor: Any) -> list[bool] | None:

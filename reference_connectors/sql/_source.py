@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import threading
@@ -27,6 +28,7 @@ from reference_connectors.sql._connection import (
     CONNECTION_ATTEMPTS,
     CONNECTION_BACKOFF_MS,
     ConnectionSettings,
+    missing_table,
     translate_error,
 )
 from reference_connectors.sql._monitor import TableFilter, TableMonitor, find_tables
@@ -83,11 +85,18 @@ def querier_settings(config: AbstractConfig, key_by_incrementing: bool = False) 
         timestamp_initial=config.get(TIMESTAMP_INITIAL),
         validate_non_null=config.get_boolean(VALIDATE_NON_NULL),
         numeric_mapping=config.get_string(NUMERIC_MAPPING).lower(),
-        timezone=zoneinfo.ZoneInfo(config.get_string(DB_TIMEZONE)),
+        timezone=_zone(config.get_string(DB_TIMEZONE)),
         delay_ms=config.get_long(TIMESTAMP_DELAY_MS),
         batch_max_rows=config.get_int(BATCH_MAX_ROWS),
         schema=config.get(SCHEMA_PATTERN) or None,
     )
+
+
+def _zone(name: str) -> dt.tzinfo:
+    """The time zone called ``name`` (UTC as :data:`datetime.timezone.utc`)."""
+    if name.strip().upper() in ("UTC", "Z", "ETC/UTC", "GMT"):
+        return dt.timezone.utc
+    return zoneinfo.ZoneInfo(name)
 
 
 def _parse(definition: ConfigDef, props: dict[str, str]) -> AbstractConfig:
@@ -311,7 +320,9 @@ class SqlSourceTask(SourceTask):
         try:
             records = querier.poll(connection, self._interval_s)
         except TableGone:
-            self._drop(querier, connection)
+            querier.end_round(None)
+            self._reset()
+            self._confirm_gone(querier, None)
             return None
         except ConnectException:
             querier.end_round(None)
@@ -319,25 +330,33 @@ class SqlSourceTask(SourceTask):
             raise
         except Exception as exc:  # noqa: BLE001 - every driver error is translated
             querier.end_round(None)
-            if self._gone(querier):
-                self._drop(querier, None)
-                return None
             self._reset()
             assert self._settings is not None
-            raise translate_error(exc, f"reading {querier.name}", self._settings) from None
+            error = translate_error(exc, f"reading {querier.name}", self._settings)
+            if querier.table is None or not missing_table(exc):
+                raise error from None
+            self._confirm_gone(querier, error)
+            return None
         return records or None
 
-    def _gone(self, querier: TableQuerier) -> bool:
-        """Whether the querier's table was dropped (checked on a fresh connection)."""
-        if querier.table is None:
-            return False
-        self._reset()
-        try:
-            connection = self._connect()
-            return not table_exists(connection, querier.table, self._schema)
-        except Exception as exc:  # noqa: BLE001 - unknown: the original error is raised
-            log.debug("checking whether %s exists failed: %s", querier.table, exc)
-            return False
+    def _confirm_gone(self, querier: TableQuerier, error: Exception | None) -> None:
+        """Stop copying a table that was dropped, once a fresh connection confirms it.
+
+        Raises:
+            Exception: ``error`` (or a ConnectException) when the table is still there, the
+                database's own error when it does not answer (a dropped database fails the
+                task; an outage is retried).
+        """
+        assert self._settings is not None
+        assert querier.table is not None
+        with self._settings.connect(f"checking table {querier.table}") as connection:
+            exists = table_exists(connection, querier.table, self._schema)
+        if exists:
+            raise error or ConnectException(
+                f"Reading {querier.name} of {self._settings.describe()}: its columns could not "
+                "be read"
+            )
+        self._drop(querier, None)
 
     def _drop(self, querier: TableQuerier, connection: sa.Connection | None) -> None:
         querier.end_round(connection)

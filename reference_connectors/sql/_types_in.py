@@ -270,6 +270,8 @@ def _to_time(value: Any) -> Any:
 
 
 def _to_timestamp(value: Any, timezone: dt.tzinfo) -> dt.datetime:
+    if type(value) is dt.datetime and value.tzinfo is None and timezone is _UTC:
+        return value.replace(tzinfo=_UTC)  # the common case, fast
     if isinstance(value, str):
         text = value.strip()
         if text[-1:] in ("Z", "z"):

@@ -66,6 +66,8 @@ _SERVERS = {
 }
 _DRIVERNAMES = {"postgresql": "postgresql+psycopg", "mariadb": "mysql+pymysql"}
 _TIMEOUT_S = 30.0
+#: The hosts a MariaDB user of a driver may connect from (TCP through the proxy, or a name).
+_MARIADB_HOSTS = ("%", "localhost")
 _BASE_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 
@@ -88,6 +90,7 @@ class CertDatabase:
         self.dialect = dialect
         self.path = Path(workdir).absolute() / "source.db"
         self.name = f"cdk_cert_{secrets.token_hex(5)}"
+        self.password = f"pw-{secrets.token_hex(8)}"
         self._proxy: TcpProxy | None = None
         self._lock = threading.Lock()
         self._held: sqlite3.Connection | None = None
@@ -115,6 +118,17 @@ class CertDatabase:
         try:
             with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
                 connection.execute(sa.text(f"CREATE DATABASE {self.name}"))
+                if self.dialect == "mariadb":  # a user of its own, with a password
+                    for host in _MARIADB_HOSTS:
+                        connection.execute(
+                            sa.text(f"CREATE USER '{self.name}'@'{host}' IDENTIFIED BY :pw"),
+                            {"pw": self.password},
+                        )
+                        connection.execute(
+                            sa.text(
+                                f"GRANT ALL PRIVILEGES ON {self.name}.* TO '{self.name}'@'{host}'"
+                            )
+                        )
         finally:
             admin.dispose()
         server = self._server()
@@ -136,6 +150,7 @@ class CertDatabase:
         if self.engine is not None:
             self.engine.dispose()
         self._drop()
+        self._drop_users()
 
     def _drop(self) -> None:
         admin = self._admin()
@@ -146,6 +161,17 @@ class CertDatabase:
         finally:
             admin.dispose()
 
+    def _drop_users(self) -> None:
+        if self.dialect != "mariadb":
+            return
+        admin = self._admin()
+        try:
+            with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+                for host in _MARIADB_HOSTS:
+                    connection.execute(sa.text(f"DROP USER IF EXISTS '{self.name}'@'{host}'"))
+        finally:
+            admin.dispose()
+
     def connector_config(self) -> dict[str, str]:
         """``connection.url`` (through the proxy for a server) and the user."""
         if self.dialect == "sqlite":
@@ -153,6 +179,9 @@ class CertDatabase:
         assert self._proxy is not None
         server = self._server()
         url = server.set(host="127.0.0.1", port=self._proxy.port, database=self.name, password=None)
+        if self.dialect == "mariadb":
+            url = url.set(username=self.name)
+            return {"connection.url": url.render_as_string(), "connection.password": self.password}
         config = {"connection.url": url.render_as_string()}
         if server.password:
             config["connection.password"] = str(server.password)

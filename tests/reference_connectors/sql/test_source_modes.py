@@ -233,3 +233,44 @@ def test_numeric_mapping_best_fit(sql_database: TestDatabase) -> None:
         value = record.value
         assert int(value.get("big")) == 123456789012345678
         assert float(value.get("frac")) == 1.5
+
+
+def test_query_mode_with_timestamp_and_incrementing(sql_database: TestDatabase) -> None:
+    db = sql_database
+    db.execute(ddl(db, "items"))
+    insert(db, "items", [(i, f"n{i}", "1.00", T0) for i in range(1, 4)])
+    task = start_task(
+        db,
+        [],
+        mode="timestamp+incrementing",
+        query="SELECT id, name, updated FROM items",
+        **{"incrementing.column.name": "id", "timestamp.column.name": "updated"},
+    )
+    try:
+        records = drain(task)
+        assert _ids(records) == [1, 2, 3]
+        stamp = T0.replace(tzinfo=dt.timezone.utc)
+        assert records[0].value.get("updated") == stamp
+        assert records[-1].source_offset == {
+            "timestamp": int(stamp.timestamp() * 1000),
+            "timestamp_nanos": 0,
+            "incrementing": 3,
+        }
+        insert(db, "items", [(4, "n4", "1.00", T0)])
+        assert _ids(drain(task)) == [4]
+    finally:
+        task.stop()
+
+
+def test_a_timestamp_column_must_hold_timestamps(sql_database: TestDatabase) -> None:
+    from cdk import ConnectException
+
+    db = sql_database
+    db.execute(ddl(db, "items"))
+    insert(db, "items", _rows(1, 1))
+    task = start_task(db, ["items"], mode="timestamp", **{"timestamp.column.name": "name"})
+    try:
+        with pytest.raises(ConnectException, match=r"items\.name .*not a timestamp column"):
+            task.poll()
+    finally:
+        task.stop()
