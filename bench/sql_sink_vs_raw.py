@@ -158,7 +158,8 @@ def kit_sink(
         raise RuntimeError(f"the sink did not write {n} rows: see {worker.log.name}")
     with psycopg.connect(url) as conn:
         row = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
-        assert row is not None and row[0] == n, f"{table} has {row} rows, expected {n}"
+        if row is None or row[0] != n:
+            raise RuntimeError(f"{table} has {row} rows, expected {n}")
     return {"steady": _rate(times, n), "cpu": cpu}
 
 
