@@ -416,7 +416,8 @@ def _reflect(connection: sa.Connection, table: str) -> dict[str, _Column] | None
             schema = default_schema(connection, None)
             type_text = _catalog_type(connection, table, name, schema) or type_text
         sql_type = from_reflected(family, sa_type)
-        if sql_type is None and type(sa_type) in (sa.Numeric, sa.dialects.postgresql.NUMERIC):
+        numeric = isinstance(sa_type, sa.Numeric) and not isinstance(sa_type, sa.Float)
+        if sql_type is None and numeric and not getattr(sa_type, "precision", None):
             sql_type = SqlType(Kind.DECIMAL)  # NUMERIC without a precision: any decimal
         columns[name.casefold()] = _Column(name, sql_type, type_text)
     return columns
