@@ -9,6 +9,8 @@ timestamp+incrementing). The certification drivers live in
 
 from __future__ import annotations
 
+from reference_connectors.sql._sink import SqlSinkConnector, SqlSinkTask
+from reference_connectors.sql._sink_config import SINK_CONFIG_DEF
 from reference_connectors.sql._source import SqlSourceConnector, SqlSourceTask
 from reference_connectors.sql._source_config import SOURCE_CONFIG_DEF, VERSION
 from reference_connectors.sql._sqlite import (
@@ -21,6 +23,9 @@ __version__ = VERSION
 
 __all__ = [
     "__version__",
+    "SqlSinkConnector",
+    "SqlSinkTask",
+    "SINK_CONFIG_DEF",
     "SqlSourceConnector",
     "SqlSourceTask",
     "SqliteSourceConnector",

@@ -45,7 +45,11 @@ from reference_connectors.sql._source import SqlSourceConnector
 
 __all__ = [
     "DIALECT_ENV",
+    "MariadbSinkDriver",
     "MariadbSourceDriver",
+    "PostgresqlSinkDriver",
+    "SqlSinkDriver",
+    "SqliteSinkDriver",
     "PostgresqlSourceDriver",
     "SqlSourceDriver",
     "SqliteSourceDriver",
@@ -424,3 +428,12 @@ class MariadbSourceDriver(SqlSourceDriver):
     """The source driver on MariaDB."""
 
     dialect: ClassVar[str | None] = "mariadb"
+
+
+# The sink's drivers (imported last: they build on CertDatabase above).
+from reference_connectors.sql._certify_sink import (  # noqa: E402
+    MariadbSinkDriver,
+    PostgresqlSinkDriver,
+    SqliteSinkDriver,
+    SqlSinkDriver,
+)

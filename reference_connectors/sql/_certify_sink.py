@@ -1,0 +1,169 @@
+"""The SQL sink's certification drivers (re-exported by :mod:`reference_connectors.sql.certify`).
+
+The dialect is chosen as for the source driver: ``CDK_SQL_DIALECT`` (``sqlite``, the default,
+``postgresql`` or ``mariadb``) for :class:`SqlSinkDriver`, or a dialect's class directly
+(:class:`SqliteSinkDriver`, :class:`PostgresqlSinkDriver`, :class:`MariadbSinkDriver`). Each
+driver owns one database (:class:`~reference_connectors.sql.certify.CertDatabase`: a SQLite file,
+or a fresh database on the server reached through a TCP proxy that outages cut).
+
+The sink runs with ``insert.mode=insert`` and ``pk.mode=none``: nothing but the offsets it keeps
+in the database (``__connect_offsets``, written in the rows' transaction) stops a redelivered
+record from becoming a second row. So the driver claims exactly-once delivery, and any duplicate
+(after a crash, a rebalance, an outage) fails a check. Tables are created and evolved by the sink
+(``auto.create``, ``auto.evolve``). :meth:`SqlSinkDriver.read_values` reads the rows back as
+Connect values, through the column types the SQL source maps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Hashable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from cdk import Connector
+from harness import Delivery, SinkDriver
+from reference_connectors.sql._eos import OFFSETS_TABLE
+from reference_connectors.sql._sink import SqlSinkConnector
+from reference_connectors.sql._types_in import from_declared_sqlite, from_reflected
+
+if TYPE_CHECKING:
+    from reference_connectors.sql.certify import CertDatabase
+
+__all__ = ["MariadbSinkDriver", "PostgresqlSinkDriver", "SqlSinkDriver", "SqliteSinkDriver"]
+
+_UTC = dt.timezone.utc
+
+
+class SqlSinkDriver(SinkDriver):
+    """The sink writes a table per topic into one database (dialect: ``CDK_SQL_DIALECT``)."""
+
+    connector: ClassVar[type[Connector] | str] = SqlSinkConnector
+    delivery: ClassVar[Delivery] = Delivery.EXACTLY_ONCE
+    dialect: ClassVar[str | None] = None
+
+    def __init__(self, workdir: Path) -> None:
+        super().__init__(workdir)
+        from reference_connectors.sql.certify import CertDatabase, _dialect
+
+        self.database: CertDatabase = CertDatabase(_dialect(self.dialect), workdir)
+
+    def setup(self) -> None:
+        self.database.create()
+
+    def teardown(self) -> None:
+        self.database.remove()
+
+    def example_config(self, topics: str) -> dict[str, str]:
+        return {
+            **self.database.connector_config(),
+            "topics": topics,
+            "insert.mode": "insert",
+            "pk.mode": "none",
+            "auto.create": "true",
+            "auto.evolve": "true",
+            "retry.backoff.ms": "200",
+            "max.retries": "100",
+            "connection.attempts": "3",
+            "connection.backoff.ms": "500",
+        }
+
+    # ------------------------------------------------------------------ reading back
+    def _rows(self) -> Iterator[dict[str, Any]]:
+        """Every stored row as Connect values, from every table that has an ``id`` column."""
+        if self.database.dialect == "sqlite":
+            yield from self._sqlite_rows()
+        else:
+            yield from self._server_rows()
+
+    def _sqlite_rows(self) -> Iterator[dict[str, Any]]:
+        db = self.database
+        if not db.path.exists():
+            return
+        with db._sqlite() as connection:
+            names = [
+                str(row[0])
+                for row in connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                )
+            ]
+            tables = []
+            for table in names:
+                if table == OFFSETS_TABLE or table.startswith("sqlite_"):
+                    continue
+                info = connection.execute(f"PRAGMA table_info({db.quote(table)})").fetchall()
+                rows = connection.execute(f"SELECT * FROM {db.quote(table)}").fetchall()
+                tables.append((info, rows))
+        for info, rows in tables:
+            columns = [str(row[1]) for row in info]
+            if "id" not in columns:
+                continue
+            types = [from_declared_sqlite(str(row[2] or "")) for row in info]
+            converters = [t.converter(_UTC) if t is not None else _same for t in types]
+            for row in rows:
+                yield {
+                    name: convert(value)
+                    for name, convert, value in zip(columns, converters, row, strict=True)
+                }
+
+    def _server_rows(self) -> Iterator[dict[str, Any]]:
+        import sqlalchemy as sa
+
+        engine = self.database.engine
+        assert engine is not None
+        family = "mysql" if self.database.dialect == "mariadb" else "postgresql"
+        with engine.connect() as connection:
+            inspector = sa.inspect(connection)
+            for table in sorted(inspector.get_table_names()):
+                if table == OFFSETS_TABLE:
+                    continue
+                reflected = inspector.get_columns(table)
+                columns = [str(info["name"]) for info in reflected]
+                if "id" not in columns:
+                    continue
+                types = [from_reflected(family, info["type"]) for info in reflected]
+                converters = [t.converter(_UTC) if t is not None else _same for t in types]
+                rows = connection.exec_driver_sql(
+                    f"SELECT * FROM {self.database.quote(table)}"
+                ).fetchall()
+                for row in rows:
+                    yield {
+                        name: convert(value)
+                        for name, convert, value in zip(columns, converters, row, strict=True)
+                    }
+
+    def read_back(self) -> list[Hashable]:
+        return [row["id"] for row in self._rows()]
+
+    def read_values(self) -> dict[Hashable, Any]:
+        return {row["id"]: row for row in self._rows()}
+
+    # ------------------------------------------------------------------ failures
+    def break_external_system(self) -> None:
+        self.database.break_for_good()
+
+    def outage(self) -> contextlib.AbstractContextManager[None]:
+        return self.database.outage()
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+class SqliteSinkDriver(SqlSinkDriver):
+    """The sink driver on SQLite, whatever ``CDK_SQL_DIALECT`` says."""
+
+    dialect: ClassVar[str | None] = "sqlite"
+
+
+class PostgresqlSinkDriver(SqlSinkDriver):
+    """The sink driver on PostgreSQL."""
+
+    dialect: ClassVar[str | None] = "postgresql"
+
+
+class MariadbSinkDriver(SqlSinkDriver):
+    """The sink driver on MariaDB."""
+
+    dialect: ClassVar[str | None] = "mariadb"
