@@ -92,7 +92,9 @@ def drop_database(url: str) -> None:
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def kit_source(bootstrap: str, workdir: Path, url: str, n: int, batch: int) -> dict[str, float]:
+def kit_source(
+    bootstrap: str, workdir: Path, url: str, n: int, batch: int, profile: str | None = None
+) -> dict[str, float]:
     prefix = f"kit-{uuid.uuid4().hex[:6]}-"
     topic = prefix + TABLE
     create_topics(bootstrap, [topic])
@@ -110,7 +112,7 @@ def kit_source(bootstrap: str, workdir: Path, url: str, n: int, batch: int) -> d
         "batch.max.rows": str(batch),
         "poll.interval.ms": "1000",
     }
-    worker = Standalone(bootstrap, workdir, connector)
+    worker = Standalone(bootstrap, workdir, connector, profile=profile)
     pidfile.write_text(str(worker.proc.pid))
     try:
         worker.wait_running()
@@ -168,6 +170,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=1000, help="batch.max.rows / fetchmany")
+    parser.add_argument(
+        "--profile",
+        help="py-spy record the first run's worker into this file (collapsed stacks; needs "
+        "py-spy in the venv)",
+    )
     args = parser.parse_args()
     url = make_database(args.rows)
     kit: list[dict[str, float]] = []
@@ -177,7 +184,8 @@ def main() -> None:
             bootstrap = kafka.bootstrap_servers
             for run in range(args.runs):
                 raw.append(raw_source(bootstrap, Path(tmp), url, args.rows, args.batch))
-                kit.append(kit_source(bootstrap, Path(tmp), url, args.rows, args.batch))
+                profile = args.profile if run == 0 else None
+                kit.append(kit_source(bootstrap, Path(tmp), url, args.rows, args.batch, profile))
                 print(
                     f"run {run + 1}: raw {raw[-1]['steady']:,.0f} rows/s, "
                     f"kit {kit[-1]['steady']:,.0f} rows/s",

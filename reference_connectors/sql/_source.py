@@ -270,7 +270,8 @@ class SqlSourceTask(SourceTask):
                 TableQuerier(settings, prefix + t, table=t, offset=stored.get(t)) for t in tables
             ]
         for querier in self._queriers:
-            log.info("Copying %s from offset %s", querier.name, querier.offset)
+            stored = querier.offset.to_dict(settings.mode)
+            log.info("Copying %s from %s", querier.name, stored or "its first row")
         self._engine = self._settings.create_engine()
         _with_attempts(config, self._connect)
 

@@ -12,7 +12,7 @@ import pytest
 import reference_connectors.sql as package
 from cdk.runtime import Plugins
 from harness.certify import Project
-from reference_connectors.sql import SOURCE_CONFIG_DEF, SqlSourceConnector
+from reference_connectors.sql import SINK_CONFIG_DEF, SOURCE_CONFIG_DEF, SqlSourceConnector
 from reference_connectors.sql.certify import (
     MariadbSourceDriver,
     PostgresqlSourceDriver,
@@ -70,8 +70,9 @@ def test_readme_has_the_review_sections_and_the_generated_reference() -> None:
     for section in ("Description", "Data model", "Delivery semantics", "Quickstart", "License"):
         assert section in headings
     assert "Configuration reference" in headings
-    generated = re.sub(r"^## ", "#### ", SOURCE_CONFIG_DEF.to_markdown().strip(), flags=re.M)
-    assert generated in readme, "README's configuration reference is stale: regenerate it"
+    for config_def in (SOURCE_CONFIG_DEF, SINK_CONFIG_DEF):
+        generated = re.sub(r"^## ", "#### ", config_def.to_markdown().strip(), flags=re.M)
+        assert generated in readme, "README's configuration reference is stale: regenerate it"
     for key in SOURCE_CONFIG_DEF.config_keys().values():
         assert key.documentation
         assert key.group
