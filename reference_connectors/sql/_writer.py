@@ -31,6 +31,7 @@ from reference_connectors.sql._types_in import (
     quiet_reflection,
 )
 from reference_connectors.sql._types_out import (
+    _identity,
     accepts,
     column_type,
     default_literal,
@@ -109,11 +110,13 @@ class Plan:
 
 
 def _getter(source: _Source, convert: Callable[[Any], Any]) -> Callable[[SinkRecord], Any]:
-    where, field = source.where, source.field
+    where, name = source.where, source.column
     if where == "value":
-        return lambda r: convert(r.value.get(field))
+        if convert is _identity:
+            return lambda r: r.value.get(name)
+        return lambda r: convert(r.value.get(name))
     if where == "key_field":
-        return lambda r: convert(r.key.get(field))
+        return lambda r: convert(r.key.get(name))
     if where == "key":
         return lambda r: convert(r.key)
     if where == "topic":
