@@ -108,6 +108,16 @@ def produce(bootstrap: str, topic: str, n: int) -> None:
     producer.flush(60)
 
 
+def _commits(url: str) -> int:
+    """Transactions committed in the database so far (PostgreSQL's statistics)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def _rate(times: list[float], n: int) -> float:
     t1, t99 = times[0], times[1]
     return n * (HIGH - LOW) / (t99 - t1)
@@ -132,6 +142,7 @@ def kit_sink(
     }
     marks = [max(int(n * LOW), 1), int(n * HIGH), n]
     times: list[float] = []
+    commits = _commits(url)
     worker = Standalone(bootstrap, workdir, connector, profile=profile)
     try:
         with psycopg.connect(url, autocommit=True) as conn:
@@ -160,7 +171,7 @@ def kit_sink(
         row = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
         if row is None or row[0] != n:
             raise RuntimeError(f"{table} has {row} rows, expected {n}")
-    return {"steady": _rate(times, n), "cpu": cpu}
+    return {"steady": _rate(times, n), "cpu": cpu, "commits": _commits(url) - commits}
 
 
 def raw_sink(bootstrap: str, url: str, topic: str, n: int) -> dict[str, float]:
@@ -179,6 +190,7 @@ def raw_sink(bootstrap: str, url: str, topic: str, n: int) -> dict[str, float]:
     sql = _UPSERT.format(table=table)
     marks = [max(int(n * LOW), 1), int(n * HIGH), n]
     times: list[float] = []
+    commits = _commits(url)
     cpu0 = time.process_time()
     loads = json.loads
     fromtimestamp = dt.datetime.fromtimestamp
@@ -210,7 +222,8 @@ def raw_sink(bootstrap: str, url: str, topic: str, n: int) -> dict[str, float]:
                         times.append(now)
         finally:
             consumer.close()
-    return {"steady": _rate(times, n), "cpu": time.process_time() - cpu0}
+    cpu = time.process_time() - cpu0
+    return {"steady": _rate(times, n), "cpu": cpu, "commits": _commits(url) - commits}
 
 
 def main() -> None:
@@ -234,8 +247,9 @@ def main() -> None:
                 profile = args.profile if last else None
                 kit.append(kit_sink(bootstrap, Path(tmp), url, topic, args.records, profile))
                 print(
-                    f"run {run + 1}: raw {raw[-1]['steady']:,.0f} rows/s, "
-                    f"kit {kit[-1]['steady']:,.0f} rows/s",
+                    f"run {run + 1}: raw {raw[-1]['steady']:,.0f} rows/s "
+                    f"({raw[-1]['commits']:.0f} transactions), "
+                    f"kit {kit[-1]['steady']:,.0f} rows/s ({kit[-1]['commits']:.0f} transactions)",
                     flush=True,
                 )
     finally:
@@ -247,6 +261,14 @@ def main() -> None:
     print(f"{'raw (consume + json.loads + upsert)':36}{raw_rate:>12,.0f}")
     print(f"{'kit (cdk standalone, SqlSink)':36}{kit_rate:>12,.0f}")
     print(f"ratio kit/raw: {kit_rate / raw_rate:.2f} (aim: at least 0.7)")
+    ratios = ", ".join(f"{k['steady'] / r['steady']:.2f}" for k, r in zip(kit, raw, strict=True))
+    print(f"per-run ratios: {ratios}")
+    kit_cpu = statistics.median(r["cpu"] for r in kit) / args.records * 1e6
+    raw_cpu = statistics.median(r["cpu"] for r in raw) / args.records * 1e6
+    print(
+        f"CPU per record: kit {kit_cpu:.1f} us (whole worker, start-up included), "
+        f"raw {raw_cpu:.1f} us"
+    )
 
 
 if __name__ == "__main__":

@@ -105,6 +105,8 @@ class OffsetsTable:
 
     def write(self, connection: sa.Connection, offsets: Mapping[TopicPartition, int]) -> None:
         """Record the next offsets to consume (inside the caller's transaction)."""
-        if offsets:
-            rows = [(self._connector, tp.topic, tp.partition, o) for tp, o in offsets.items()]
+        rows = [(self._connector, tp.topic, tp.partition, o) for tp, o in offsets.items()]
+        if len(rows) == 1:
+            connection.exec_driver_sql(self._upsert, rows[0])
+        elif rows:
             connection.exec_driver_sql(self._upsert, rows)

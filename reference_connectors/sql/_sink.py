@@ -150,6 +150,7 @@ class SqlSinkTask(SinkTask):
         # a failed write (a commit whose answer was lost may have happened).
         self._stored: dict[TopicPartition, int] = {}
         self._tables: dict[str, str] = {}
+        self._conn: sa.Connection | None = None
         self._in_doubt = True
 
     @override
@@ -298,9 +299,11 @@ class SqlSinkTask(SinkTask):
             return
         except ConnectException:
             self._in_doubt = True
+            self._drop_connection()
             raise
         except Exception as exc:  # noqa: BLE001 - every driver error is translated
             self._in_doubt = True
+            self._drop_connection()
             self._plans.forget()
             failure = translate_error(exc, f"writing to {_tables(steps)}", self._settings)
             if isinstance(failure, RetriableException) or reporter is None:
@@ -336,6 +339,22 @@ class SqlSinkTask(SinkTask):
         value = SchemaProjector.project(schema, record.value, latest)
         return record.new_record(value_schema=latest, value=value)
 
+    def _connection(self, engine: sa.Engine) -> sa.Connection:
+        """The task's connection, kept across puts (no pool checkout or ping per batch)."""
+        if self._conn is None or self._conn.closed or self._conn.invalidated:
+            self._conn = engine.connect()
+        return self._conn
+
+    def _drop_connection(self) -> None:
+        """Forget the connection after a failure: the next put connects afresh."""
+        connection, self._conn = self._conn, None
+        if connection is not None:
+            try:
+                connection.invalidate()
+                connection.close()
+            except Exception as exc:  # noqa: BLE001 - it is being discarded anyway
+                log.debug("Closing a failed connection: %s", exc)
+
     def _write(
         self,
         engine: sa.Engine,
@@ -344,7 +363,8 @@ class SqlSinkTask(SinkTask):
         reporter: Any,
         reports: list[Any],
     ) -> None:
-        with engine.begin() as connection:
+        connection = self._connection(engine)
+        with connection.begin():
             plan: Plan | None = None
             rows: list[tuple[Any, ...]] = []
             for current, record in steps:
@@ -401,6 +421,7 @@ class SqlSinkTask(SinkTask):
     @override
     def stop(self) -> None:
         with self._lock:  # waits for a running put() to finish its transaction
+            self._drop_connection()
             if self._engine is not None:
                 self._engine.dispose()
                 self._engine = None

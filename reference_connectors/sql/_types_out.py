@@ -43,6 +43,7 @@ from reference_connectors.sql._types_in import Kind, SqlType
 __all__ = ["accepts", "column_type", "default_literal", "describe", "to_parameter"]
 
 _UTC = dt.timezone.utc
+_ZERO = dt.timedelta(0)
 _PLAIN: dict[SchemaType, dict[str, str]] = {
     SchemaType.INT8: {"postgresql": "SMALLINT", "mysql": "TINYINT", "sqlite": "TINYINT"},
     SchemaType.INT16: {"postgresql": "SMALLINT", "mysql": "SMALLINT", "sqlite": "SMALLINT"},
@@ -150,6 +151,8 @@ def to_parameter(
     if name == Timestamp.LOGICAL_NAME:
         if dialect == "sqlite":
             return lambda v: None if v is None else _timestamp_text(v, timezone)
+        if timezone.utcoffset(None) == _ZERO or str(timezone) == "UTC":
+            return _naive_utc  # the common case, without a time zone conversion
         return lambda v: None if v is None else _naive(v, timezone)
     if dialect == "sqlite":
         if name == Decimal.LOGICAL_NAME:
@@ -171,6 +174,14 @@ def to_parameter(
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _naive_utc(value: dt.datetime | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    if value.tzinfo is _UTC:
+        return value.replace(tzinfo=None)
+    return _naive(value, _UTC)
 
 
 def _naive(value: dt.datetime, timezone: dt.tzinfo) -> dt.datetime:

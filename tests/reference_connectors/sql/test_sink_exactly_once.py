@@ -34,7 +34,7 @@ from tests.integration._support import (
 )
 from tests.reference_connectors.sql._databases import TestDatabase, make_database
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 _SCHEMA = default_sink_value_schema()
 
