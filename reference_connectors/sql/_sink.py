@@ -149,6 +149,7 @@ class SqlSinkTask(SinkTask):
         # The next offset of each partition that the database is known to hold; re-read after
         # a failed write (a commit whose answer was lost may have happened).
         self._stored: dict[TopicPartition, int] = {}
+        self._tables: dict[str, str] = {}
         self._in_doubt = True
 
     @override
@@ -219,13 +220,13 @@ class SqlSinkTask(SinkTask):
             except Exception as exc:  # noqa: BLE001 - every driver error is translated
                 raise translate_error(exc, "reading the offsets table", self._settings) from None
             self._in_doubt = False
-        stored = self._stored
-        if not stored:
+        if not self._stored:
             return list(records)
+        stored = {(tp.topic, tp.partition): offset for tp, offset in self._stored.items()}
         kept = [
             r
             for r in records
-            if r.kafka_offset >= stored.get(TopicPartition(r.topic, r.kafka_partition or 0), -1)
+            if r.kafka_offset >= stored.get((r.topic, r.kafka_partition or 0), -1)
         ]
         if len(kept) < len(records):
             log.info("Skipping %d records the database holds already", len(records) - len(kept))
@@ -263,7 +264,12 @@ class SqlSinkTask(SinkTask):
             self._retries = 0
 
     def _table(self, record: SinkRecord) -> str:
-        return self._table_format.replace("${topic}", record.topic)
+        table = self._tables.get(record.topic)
+        if table is None:
+            table = self._tables[record.topic] = self._table_format.replace(
+                "${topic}", record.topic
+            )
+        return table
 
     def _put(self, engine: sa.Engine, records: Sequence[SinkRecord]) -> None:
         reporter = self.context.errant_record_reporter()
@@ -406,13 +412,12 @@ def _execute(connection: sa.Connection, plan: Plan | None, rows: list[tuple[Any,
 
 
 def _next_offsets(records: Sequence[SinkRecord]) -> dict[TopicPartition, int]:
-    offsets: dict[TopicPartition, int] = {}
+    offsets: dict[tuple[str, int], int] = {}
     for record in records:
-        tp = TopicPartition(record.topic, record.kafka_partition or 0)
-        offset = record.kafka_offset + 1
-        if offsets.get(tp, -1) < offset:
-            offsets[tp] = offset
-    return offsets
+        key = (record.topic, record.kafka_partition or 0)
+        if offsets.get(key, -1) <= record.kafka_offset:
+            offsets[key] = record.kafka_offset + 1
+    return {TopicPartition(topic, partition): o for (topic, partition), o in offsets.items()}
 
 
 def _tables(steps: list[tuple[Plan, SinkRecord]]) -> str:

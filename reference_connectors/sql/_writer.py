@@ -31,6 +31,7 @@ from reference_connectors.sql._types_in import (
     quiet_reflection,
 )
 from reference_connectors.sql._types_out import (
+    _identity,
     accepts,
     column_type,
     default_literal,
@@ -109,11 +110,13 @@ class Plan:
 
 
 def _getter(source: _Source, convert: Callable[[Any], Any]) -> Callable[[SinkRecord], Any]:
-    where, field = source.where, source.field
+    where, name = source.where, source.column
     if where == "value":
-        return lambda r: convert(r.value.get(field))
+        if convert is _identity:
+            return lambda r: r.value.get(name)
+        return lambda r: convert(r.value.get(name))
     if where == "key_field":
-        return lambda r: convert(r.key.get(field))
+        return lambda r: convert(r.key.get(name))
     if where == "key":
         return lambda r: convert(r.key)
     if where == "topic":
@@ -416,7 +419,8 @@ def _reflect(connection: sa.Connection, table: str) -> dict[str, _Column] | None
             schema = default_schema(connection, None)
             type_text = _catalog_type(connection, table, name, schema) or type_text
         sql_type = from_reflected(family, sa_type)
-        if sql_type is None and type(sa_type) in (sa.Numeric, sa.dialects.postgresql.NUMERIC):
+        numeric = isinstance(sa_type, sa.Numeric) and not isinstance(sa_type, sa.Float)
+        if sql_type is None and numeric and not getattr(sa_type, "precision", None):
             sql_type = SqlType(Kind.DECIMAL)  # NUMERIC without a precision: any decimal
         columns[name.casefold()] = _Column(name, sql_type, type_text)
     return columns

@@ -38,7 +38,7 @@ def _server_answers(dialect: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(960)
+@pytest.mark.timeout(1500)
 @pytest.mark.parametrize(
     "dialect",
     [
@@ -46,14 +46,14 @@ def _server_answers(dialect: str, tmp_path: Path) -> None:
         for d in ("sqlite", "postgresql", "mariadb")
     ],
 )
-def test_certify_passes_the_sql_source_on_each_dialect(dialect: str, tmp_path: Path) -> None:
+def test_certify_passes_the_sql_connectors_on_each_dialect(dialect: str, tmp_path: Path) -> None:
     _server_answers(dialect, tmp_path)
     report = tmp_path / "report"
     proc = subprocess.run(
         [*CDK, "certify", str(PROJECT), "--report-dir", str(report)],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1440,
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(REPO), "CDK_SQL_DIALECT": dialect},
     )
@@ -68,6 +68,10 @@ def test_certify_passes_the_sql_source_on_each_dialect(dialect: str, tmp_path: P
     assert summary["complete"] is True
     subjects = {c["subject"] for c in summary["checks"]}
     assert _DRIVERS[dialect] in subjects
+    assert "SqlSinkDriver" in subjects  # the sink, exactly-once (any duplicate fails a check)
+    sink_ids = {c["id"] for c in summary["checks"] if c["subject"] == "SqlSinkDriver"}
+    for check_id in ("OFF-07", "SCH-06", "SCH-07", "SCH-08", "ERR-01", "ERR-02", "RBL-01"):
+        assert check_id in sink_ids, f"{check_id} did not run on the sink: {sorted(sink_ids)}"
     ids = {c["id"] for c in summary["checks"]}
     for check_id in ("ERR-01", "ERR-02", "SCH-05", "RBL-03", "OFF-01"):
         assert check_id in ids, f"{check_id} did not run: {sorted(ids)}"
