@@ -72,6 +72,15 @@ def make_database(rows: int) -> str:
     with psycopg.connect(_plain(SERVER), autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
     url = _plain(SERVER).rsplit("/", 1)[0] + "/" + name
+    try:
+        _fill(url, rows)
+    except BaseException:
+        drop_database(url)
+        raise
+    return url
+
+
+def _fill(url: str, rows: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             f"CREATE TABLE {TABLE} (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(40) NOT NULL, "
@@ -83,7 +92,6 @@ def make_database(rows: int) -> str:
             (rows,),
         )
         conn.execute(f"ANALYZE {TABLE}")
-    return url
 
 
 def drop_database(url: str) -> None:
