@@ -127,7 +127,7 @@ def kit_source(
         (t1, t99, _), _ = counter.marks()
     finally:
         cpu = worker.stop()
-    return {"steady": n * (HIGH - LOW) / (t99 - t1), "cpu": cpu}
+    return {"steady": n * (HIGH - LOW) / max(t99 - t1, 1e-6), "cpu": cpu}
 
 
 def envelope(row: tuple) -> bytes:
@@ -170,7 +170,7 @@ def raw_source(bootstrap: str, workdir: Path, url: str, n: int, batch: int) -> d
     producer.flush(60)
     cpu = time.process_time() - cpu0
     (t1, t99, _), _ = counter.marks()
-    return {"steady": n * (HIGH - LOW) / (t99 - t1), "cpu": cpu}
+    return {"steady": n * (HIGH - LOW) / max(t99 - t1, 1e-6), "cpu": cpu}
 
 
 def main() -> None:
