@@ -12,7 +12,8 @@ PIP    := $(BIN)/python -m pip
 help:
 	@echo "make demo   - set up .venv and run the main job on the embedded default: cdk new a"
 	@echo "              demo project, install it, test it and certify it (report in $(REPORT))"
-	@echo "make reference - certify the SQLite reference connectors (reports/certification)"
+	@echo "make reference - certify the SQL reference connectors on SQL_DIALECTS=\"$(SQL_DIALECTS)\" and the"
+	@echo "              SQLite ones (reports/certification-*)"
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
 	@echo "make test   - set up .venv and run the linters, the type checker, the docs build and all tests"
 	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers; 0 runs them in one process)"
@@ -46,9 +47,17 @@ demo: $(STAMP)
 	cd $(DEMO)/demo-connector && ../.venv/bin/pytest -q -p no:cacheprovider --junitxml=../tests-junit.xml
 	$(DEMO)/.venv/bin/cdk certify $(DEMO)/demo-connector --report-dir $(REPORT) --tests-junit $(DEMO)/tests-junit.xml
 
-# The SQLite reference connectors, certified as the kit's CI certifies them.
+# The reference connectors, certified as the kit's CI certifies them: the SQL ones on each
+# dialect (PostgreSQL and MariaDB from CDK_TEST_POSTGRES_URL / CDK_TEST_MARIADB_URL, by default
+# the local servers), and the SQLite-only ones.
+SQL_DIALECTS ?= sqlite postgresql mariadb
+
 reference: $(STAMP)
-	$(BIN)/cdk certify reference_connectors/sqlite --report-dir reports/certification
+	set -e; for dialect in $(SQL_DIALECTS); do \
+	  CDK_SQL_DIALECT=$$dialect $(BIN)/cdk certify reference_connectors/sql \
+	    --report-dir reports/certification-sql-$$dialect; \
+	done
+	$(BIN)/cdk certify reference_connectors/sqlite --report-dir reports/certification-sqlite
 
 # Kafka's FileStream quickstart on the embedded broker, run by `cdk standalone`.
 quickstart: $(STAMP)
@@ -96,6 +105,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/json_converter.py
 	$(BIN)/python bench/worker_throughput.py
 	$(BIN)/python bench/filestream_vs_raw.py
+	$(BIN)/python bench/sql_source_vs_raw.py
 
 clean:
 	rm -rf $(VENV) build dist docs/_build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis reports

@@ -72,6 +72,15 @@ def make_database(rows: int) -> str:
     with psycopg.connect(_plain(SERVER), autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
     url = _plain(SERVER).rsplit("/", 1)[0] + "/" + name
+    try:
+        _fill(url, rows)
+    except BaseException:
+        drop_database(url)
+        raise
+    return url
+
+
+def _fill(url: str, rows: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             f"CREATE TABLE {TABLE} (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(40) NOT NULL, "
@@ -83,7 +92,6 @@ def make_database(rows: int) -> str:
             (rows,),
         )
         conn.execute(f"ANALYZE {TABLE}")
-    return url
 
 
 def drop_database(url: str) -> None:
@@ -119,7 +127,7 @@ def kit_source(
         (t1, t99, _), _ = counter.marks()
     finally:
         cpu = worker.stop()
-    return {"steady": n * (HIGH - LOW) / (t99 - t1), "cpu": cpu}
+    return {"steady": n * (HIGH - LOW) / max(t99 - t1, 1e-6), "cpu": cpu}
 
 
 def envelope(row: tuple) -> bytes:
@@ -162,7 +170,7 @@ def raw_source(bootstrap: str, workdir: Path, url: str, n: int, batch: int) -> d
     producer.flush(60)
     cpu = time.process_time() - cpu0
     (t1, t99, _), _ = counter.marks()
-    return {"steady": n * (HIGH - LOW) / (t99 - t1), "cpu": cpu}
+    return {"steady": n * (HIGH - LOW) / max(t99 - t1, 1e-6), "cpu": cpu}
 
 
 def main() -> None:

@@ -19,7 +19,6 @@ incrementing column, ``end`` the database's current time less ``timestamp.delay.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import logging
 import time
@@ -28,14 +27,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cdk import ConnectException, DataException, Schema, SchemaBuilder, SourceRecord, Struct
+from reference_connectors.sql._cursors import close_cursor, execute, mysql_binary_flags
 from reference_connectors.sql._reflect import Column, quote, reflect_columns
 from reference_connectors.sql._types_in import (
     Kind,
     SqlType,
     UnsupportedColumnType,
-    from_description,
     from_value,
 )
+from reference_connectors.sql._types_query import from_description
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -197,9 +197,9 @@ class TableQuerier:
         if cursor is None:
             return
         if connection is None:
-            _close_cursor(cursor, broken=True)
+            close_cursor(cursor, broken=True)
             return
-        _close_cursor(cursor, broken=False)
+        close_cursor(cursor, broken=False)
         if connection.in_transaction():
             connection.rollback()
         else:
@@ -220,7 +220,7 @@ class TableQuerier:
         where, params = self._condition(connection)
         sql = f"{select}{where}"
         log.debug("%s: %s %s", self.name, sql, params)
-        self._cursor = _execute(connection, sql, params, self.settings.batch_max_rows)
+        self._cursor = execute(connection, sql, params, self.settings.batch_max_rows)
         if self.table is None:
             self._check_query_shape(connection)
 
@@ -384,7 +384,7 @@ class TableQuerier:
         signature = tuple((d[0], d[1], d[4], d[5]) for d in description)
         if self._shape is not None and self._shape.signature == signature:
             return
-        binary = _mysql_binary_flags(cursor)
+        binary = mysql_binary_flags(cursor)
         types = []
         family = "mysql" if dialect in ("mysql", "mariadb") else "postgresql"
         for index, entry in enumerate(description):
@@ -470,60 +470,3 @@ class TableGone(Exception):
     def __init__(self, table: str) -> None:
         super().__init__(f"table {table} no longer exists")
         self.table = table
-
-
-def _execute(connection: sa.Connection, sql: str, params: dict[str, Any], batch: int) -> Any:
-    """Run ``sql`` on a DB-API cursor of ``connection``: server-side on PostgreSQL and MariaDB.
-
-    The cursor is the driver's own (not SQLAlchemy's result), so that a cursor of a connection
-    that broke is closed for sure (after its connection).
-    """
-    import sqlalchemy as sa
-
-    compiled = sa.text(sql).bindparams(**params).compile(dialect=connection.dialect)
-    values = compiled.construct_params()
-    raw: Any = connection.connection.dbapi_connection
-    name = connection.dialect.name
-    if name == "postgresql":
-        cursor = raw.cursor(name=f"cdk_{id(raw):x}_{time.monotonic_ns():x}")
-        cursor.itersize = max(batch, 1000)
-    elif name in ("mysql", "mariadb"):
-        import pymysql.cursors
-
-        cursor = raw.cursor(pymysql.cursors.SSCursor)
-    else:
-        cursor = raw.cursor()
-    try:
-        if compiled.positiontup is not None:  # qmark (SQLite)
-            cursor.execute(compiled.string, [values[k] for k in compiled.positiontup])
-        else:
-            cursor.execute(compiled.string, values)
-    except BaseException:
-        _close_cursor(cursor, broken=True)
-        raise
-    return cursor
-
-
-def _close_cursor(cursor: Any, *, broken: bool) -> None:
-    """Close a round's cursor; after an error, its connection first (it is dropped anyway)."""
-    if broken:
-        with contextlib.suppress(Exception):
-            cursor.connection.close()
-    try:
-        cursor.close()
-    except Exception as exc:  # noqa: BLE001 - closing a broken cursor
-        log.debug("closing a cursor failed: %s", exc)
-        if not broken:
-            with contextlib.suppress(Exception):
-                cursor.connection.close()
-            with contextlib.suppress(Exception):
-                cursor.close()
-
-
-def _mysql_binary_flags(cursor: Any) -> list[bool] | None:
-    """For PyMySQL, whether each result field holds bytes (the binary character set)."""
-    result = getattr(cursor, "_result", None)
-    fields = getattr(result, "fields", None)
-    if not fields:
-        return None
-    return [getattr(f, "charsetnr", 0) == 63 for f in fields]

@@ -69,7 +69,14 @@ def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
         ],
         [
             "source",
-            "reference_connectors.sqlite.SqliteSourceConnector",
+            "reference_connectors.sql.SqlSourceConnector",
+            "0.1.0",
+            "SqlSource, JdbcSource, SqlSourceConnector, "
+            "io.confluent.connect.jdbc.JdbcSourceConnector",
+        ],
+        [
+            "source",
+            "reference_connectors.sql.SqliteSourceConnector",
             "0.1.0",
             "SqliteSource, SqliteSourceConnector",
         ],
@@ -79,6 +86,12 @@ def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
             "0.1.0",
             "FileStreamSink, FileStreamSinkConnector, "
             "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        ],
+        [
+            "sink",
+            "reference_connectors.sql.SqlSinkConnector",
+            "0.1.0",
+            "SqlSink, JdbcSink, SqlSinkConnector, io.confluent.connect.jdbc.JdbcSinkConnector",
         ],
         [
             "sink",
