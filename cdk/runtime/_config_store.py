@@ -220,7 +220,7 @@ class KafkaConfigBackingStore:
         try:
             rec = decode_config(key, value)
         except (ValueError, KeyError, TypeError) as e:
-            log.error("Discarding the malformed config topic record %s at offset %d: %s", key, offset, e)
+            log.error("Discarding malformed config record %s at offset %d: %s", key, offset, e)
             return
         name = rec.connector
         if rec.kind == "connector":

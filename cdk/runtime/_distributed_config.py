@@ -150,8 +150,12 @@ def _define(config_def: ConfigDef) -> ConfigDef:
             "'disabled' (and accepts 'preparing', which changes nothing); 'enabled' is refused.",
         )
         .define(
-            "session.timeout.ms", Type.INT, 10000, None, Importance.HIGH, "Group session timeout."
-            + _NO_EFFECT
+            "session.timeout.ms",
+            Type.INT,
+            10000,
+            None,
+            Importance.HIGH,
+            "Group session timeout." + _NO_EFFECT,
         )
         .define(
             "heartbeat.interval.ms",
@@ -320,18 +324,17 @@ class DistributedConfig(WorkerConfig):
         return partitions, self.get_int(f"{which}.storage.replication.factor")
 
     def storage_client_overrides(self) -> dict[str, Any]:
-        """The settings of the stores' clients: the worker's ``admin.*`` ones without
-        ``bootstrap.servers`` (security and the like)."""
+        """The stores' client settings: the worker's ``admin.*`` ones (security and the like)."""
         props = self.admin_props()
         props.pop("bootstrap.servers", None)
         return props
 
     def spark_conf(self) -> dict[str, str]:
-        """The ``spark.*`` keys for the SparkSession, with ``spark.master`` (``local[*]``) and
-        ``spark.app.name`` (``cdk-<group.id>``) defaulted."""
-        conf = {
-            k: str(v) for k, v in self.originals().items() if k.startswith(SPARK_PREFIX)
-        }
+        """The ``spark.*`` keys for the SparkSession.
+
+        ``spark.master`` defaults to ``local[*]`` and ``spark.app.name`` to ``cdk-<group.id>``.
+        """
+        conf = {k: str(v) for k, v in self.originals().items() if k.startswith(SPARK_PREFIX)}
         conf.setdefault(SPARK_MASTER_CONFIG, DEFAULT_SPARK_MASTER)
         conf.setdefault(SPARK_APP_NAME_CONFIG, f"cdk-{self.group_id}")
         return conf

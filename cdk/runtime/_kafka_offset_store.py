@@ -112,4 +112,3 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(topic={self.topic!r})"
-
