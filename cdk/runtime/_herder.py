@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
-from cdk.runtime._config_secrets import restore_variables, secret_keys
+from cdk.runtime._config_secrets import secret_keys
 from cdk.runtime._herder_base import AbstractHerder, complete
 from cdk.runtime._offset_store import OffsetBackingStore
 from cdk.runtime._plugins import Plugins
@@ -217,25 +217,10 @@ class StandaloneHerder(AbstractHerder):
         for task_id, task_props in zip(self._task_ids(name), self._task_configs[name], strict=True):
             self._worker.start_task(task_id, props, self._resolve(task_props), target)
 
-    def _reverse_transform(self, name: str, configs: list[dict[str, str]]) -> list[dict[str, str]]:
-        """Put the raw ``${...}`` references back in task configs (as Kafka stores them)."""
-        return restore_variables(self._configs[name], configs)
-
     def _update_connector_tasks(self, name: str) -> None:
         """Regenerate the task configs; restart the tasks only if they changed."""
-        if name not in self._configs or self._targets.get(name) is TargetState.STOPPED:
-            return
-        if not self._worker.is_running(name):
-            log.info("Skipping update of the tasks of connector %s: it is not running", name)
-            return
-        try:
-            props = self._resolve(self._configs[name])
-            new_configs = self._reverse_transform(
-                name, self._worker.connector_task_configs(name, props)
-            )
-        except Exception as exc:  # noqa: BLE001 - a connector's failure becomes its FAILED state
-            log.error("Connector %s failed to generate task configs: %s", name, exc)
-            self._fail_connector(name, exc)
+        new_configs = self._generate_task_configs(name)
+        if new_configs is None:
             return
         if new_configs == self._task_configs.get(name):
             log.debug("Task configs of connector %s unchanged", name)
@@ -255,11 +240,6 @@ class StandaloneHerder(AbstractHerder):
                     self._update_connector_tasks(connector)
 
         self._submit(update)
-
-    def raise_error(self, connector: str, error: BaseException) -> None:
-        """Called by a connector (any thread): it failed; record FAILED with the trace."""
-        log.error("Connector %s raised an error: %s", connector, error)
-        self._fail_connector(connector, error)
 
     # ------------------------------------------------------------------ connectors
     def put_connector_config(

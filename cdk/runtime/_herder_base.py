@@ -28,7 +28,7 @@ from cdk.runtime._config_infos import (
     plugin_config_infos,
     unknown_keys,
 )
-from cdk.runtime._config_secrets import mask, resolve_variables
+from cdk.runtime._config_secrets import mask, resolve_variables, restore_variables
 from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
 from cdk.runtime._connector_offsets import (
     SinkGroupOffsets,
@@ -303,6 +303,32 @@ class AbstractHerder:
         for key in unknown_keys(infos, config):
             config_log.warning(UNKNOWN_KEY_MESSAGE, name, key)
         return config, target
+
+    def _generate_task_configs(self, name: str) -> list[dict[str, str]] | None:
+        """Ask the running connector for its task configs (``${...}`` references restored).
+
+        Returns:
+            The configs, or ``None`` when the connector is unknown, STOPPED, not running, or
+            failed to generate them (it is then FAILED).
+        """
+        if name not in self._configs or self._targets.get(name) is TargetState.STOPPED:
+            return None
+        if not self._worker.is_running(name):
+            log.info("Skipping update of the tasks of connector %s: it is not running", name)
+            return None
+        try:
+            props = self._resolve(self._configs[name])
+            generated = self._worker.connector_task_configs(name, props)
+            return restore_variables(self._configs[name], generated)
+        except Exception as exc:  # noqa: BLE001 - a connector's failure becomes its FAILED state
+            log.error("Connector %s failed to generate task configs: %s", name, exc)
+            self._fail_connector(name, exc)
+            return None
+
+    def raise_error(self, connector: str, error: BaseException) -> None:
+        """Called by a connector (any thread): it failed; record FAILED with the trace."""
+        log.error("Connector %s raised an error: %s", connector, error)
+        self._fail_connector(connector, error)
 
     def _restart_plan(self, name: str, *, only_failed: bool, include_tasks: bool) -> RestartPlan:
         """What a restart request restarts, from the current statuses (lock held).
