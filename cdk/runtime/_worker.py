@@ -615,17 +615,6 @@ class Worker:
             runner = self._tasks.get(task_id)
         return None if runner is None else runner.thread
 
-    def set_task_target_state(self, task_id: ConnectorTaskId, target: TargetState) -> None:
-        """Pause (``PAUSED``) or resume (``STARTED``) one running task (unknown ids: no-op).
-
-        Distributed mode's executors run tasks without their connector, so the connector's
-        :meth:`set_target_state` does not apply there.
-        """
-        with self._lock:
-            runner = self._tasks.get(task_id)
-        if runner is not None:
-            runner.set_target_state(target)
-
     def start_task(
         self,
         task_id: ConnectorTaskId,

@@ -30,11 +30,11 @@ from cdk.runtime._config_secrets import resolve_variables
 from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._status import ConnectorTaskId, State
+from cdk.runtime._status_store import KafkaStatusBackingStore
 from cdk.runtime._worker import Worker
 from cdk.runtime._worker_config import WorkerConfig
 from cdk.spark._signals import GenerationWatcher
 from cdk.spark._spec import TaskSpec
-from cdk.spark._status_topic import TopicStatusStore
 
 __all__ = ["TaskOutcome", "executor_worker_id", "run_partition", "run_task"]
 
@@ -126,16 +126,29 @@ def _run(
     worker_id: str,
     watcher: GenerationWatcher,
 ) -> TaskOutcome:
-    status = TopicStatusStore(spec.status_topic, client, spec.generation)
+    overrides = {k: v for k, v in client.items() if k != "bootstrap.servers"}
+    status = KafkaStatusBackingStore(
+        spec.status_topic,
+        config.bootstrap_servers,
+        overrides,
+        partitions=spec.int_prop("status.storage.partitions", 5),
+        replication_factor=spec.int_prop("status.storage.replication.factor", 3),
+    )
     offsets = KafkaOffsetBackingStore(
         spec.offset_topic,
         config.bootstrap_servers,
-        {k: v for k, v in client.items() if k != "bootstrap.servers"},
+        overrides,
         partitions=spec.int_prop("offset.storage.partitions", 25),
         replication_factor=spec.int_prop("offset.storage.replication.factor", 3),
     )
+    status.start()
+    status.set_generation(spec.connector, spec.generation)
     worker = Worker(config, plugins, offsets, status, worker_id=worker_id)
-    worker.start()
+    try:
+        worker.start()
+    except BaseException:
+        status.stop()
+        raise
     try:
         connector_props = resolve_variables(spec.worker_props, spec.connector_config)
         task_props = resolve_variables(spec.worker_props, spec.task_configs[task_id.task])
@@ -143,7 +156,7 @@ def _run(
         outcome = _follow(spec, task_id, worker, watcher)
     finally:
         worker.stop()  # stops the task if still running (graceful), then the offset store
-        status.close()
+        status.stop()
     return outcome
 
 
@@ -162,7 +175,7 @@ def _follow(
         if watcher.target is not target and watcher.ended is None:
             target = watcher.target
             log.info("Task %s: target state %s", task_id, target.value)
-            worker.set_task_target_state(task_id, target)
+            worker.set_tasks_target_state(spec.connector, target)
     log.info("Stopping task %s: %s", task_id, watcher.ended)
     # The driver cancels the job group when the task overruns the graceful timeout; this
     # bound only keeps an orphaned Spark task (driver gone) from waiting forever.

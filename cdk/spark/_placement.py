@@ -64,7 +64,8 @@ class SparkPlacement:
     """Runs connector generations as Spark jobs on the session of the worker's ``spark.*`` keys.
 
     Args:
-        worker_props: the distributed worker's properties (Kafka's plus ``spark.*``).
+        worker_props: the distributed worker's properties (Kafka's plus ``spark.*``), or its
+            parsed configuration (a :class:`~cdk.runtime.WorkerConfig`: its originals are used).
         plugins: the driver's plugins (classes registered beyond the installed ones are
             shipped to the executors by import path).
         session: an existing SparkSession to use (it is then not stopped by :meth:`close`).
@@ -75,13 +76,15 @@ class SparkPlacement:
 
     def __init__(
         self,
-        worker_props: Mapping[str, Any],
+        worker_props: Mapping[str, Any] | Any,
         *,
         plugins: Plugins | None = None,
         session: Any = None,
     ) -> None:
+        if not isinstance(worker_props, Mapping):
+            worker_props = worker_props.originals()
         self._props = dict(worker_props)
-        self._executor_props = worker_props_without_spark(worker_props)
+        self._executor_props = worker_props_without_spark(self._props)
         for key in ("config.storage.topic", "offset.storage.topic", STATUS_TOPIC_CONFIG):
             required_topic(self._executor_props, key)
         self._extra_plugins = extra_plugin_paths(plugins.extra if plugins is not None else ())
@@ -144,7 +147,6 @@ class SparkPlacement:
         group = f"cdk-{generation.connector}-{generation.generation}-{next(self._ids)}"
         run = _Run(generation, group, numbers)
         run.done = self._session.sparkContext.accumulator(frozenset(), _SetParam())
-        self._check_slots(run)
         with self._lock:
             self._runs.setdefault(generation.connector, []).append(run)
         run.thread = threading.Thread(
@@ -279,25 +281,6 @@ class SparkPlacement:
                     + f": {_job_error(text)}"
                 )
         return failures
-
-    def _check_slots(self, run: _Run) -> None:
-        """Say so when the tasks cannot all get a Spark task slot."""
-        slots = self.slots()
-        with self._lock:
-            busy = sum(len(r.numbers) for rs in self._runs.values() for r in rs)
-        needed = busy + len(run.numbers)
-        if slots is not None and needed > slots:
-            log.warning(
-                "Connector %s generation %d needs %d Spark task slots but the executors have "
-                "%d in all and %d are taken by running tasks: %d task(s) will wait for a free "
-                "slot (add executors or cores, or lower tasks.max)",
-                run.generation.connector,
-                run.generation.generation,
-                len(run.numbers),
-                slots,
-                busy,
-                needed - slots,
-            )
 
     def _status_end_offsets(self) -> dict[int, int]:
         """The status topic's end offsets now, by partition (empty when it does not exist)."""

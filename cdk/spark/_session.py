@@ -70,8 +70,7 @@ def session_settings(props: Mapping[str, Any]) -> dict[str, str]:
     if local:
         master = f"local[{local.group(1) or 1},{failures}]"
     settings["spark.master"] = master
-    group = str(props.get("group.id") or "cdk")
-    settings.setdefault("spark.app.name", f"cdk-distributed-{group}")
+    settings.setdefault("spark.app.name", f"cdk-{props.get('group.id') or 'distributed'}")
     settings.setdefault("spark.pyspark.python", sys.executable)
     settings.setdefault("spark.ui.showConsoleProgress", "false")
     # tasks run for as long as their generation: no locality waits, no speculative copies

@@ -106,7 +106,7 @@ class GenerationWatcher:
                 self._apply(message)
                 key = (message.topic(), message.partition())
                 if key in positions and message.error() is None:
-                    positions[key] = max(positions[key], message.offset() + 1)
+                    positions[key] = max(positions[key], (message.offset() or 0) + 1)
 
     def poll(self, timeout_s: float) -> Signal | None:
         """The next signal within ``timeout_s``, or ``None`` when nothing relevant arrived."""
