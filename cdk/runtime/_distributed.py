@@ -43,7 +43,7 @@ SPARK_MISSING = (
 )
 
 
-def spark_placement(config: DistributedConfig) -> TaskPlacement:
+def spark_placement(config: DistributedConfig, plugins: Plugins | None = None) -> TaskPlacement:
     """The Spark placement of :mod:`cdk.spark` for ``config`` (imported only now).
 
     Raises:
@@ -55,12 +55,10 @@ def spark_placement(config: DistributedConfig) -> TaskPlacement:
         from cdk import spark
     except ImportError as exc:
         raise ConnectException(SPARK_MISSING) from exc
-    factory: Callable[[DistributedConfig], TaskPlacement] | None = getattr(
-        spark, "SparkPlacement", None
-    )
+    factory: Callable[..., TaskPlacement] | None = getattr(spark, "SparkPlacement", None)
     if factory is None:
         raise ConnectException("This build of connect-cdk has no Spark task placement")
-    return factory(config)
+    return factory(config, plugins=plugins)
 
 
 class DistributedWorker(InProcessWorker):
@@ -143,7 +141,7 @@ class DistributedWorker(InProcessWorker):
         try:
             placement = self._placement
             if placement is None:
-                placement = self._placement = spark_placement(self.config)
+                placement = self._placement = spark_placement(self.config, self.plugins)
             if self._rest_enabled:
                 self.rest = RestServer.from_config(self.config)
                 self.rest.bind()

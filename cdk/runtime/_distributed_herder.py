@@ -155,19 +155,29 @@ class DistributedHerder(AbstractHerder):
         )
 
     def _recover(self, name: str) -> None:
+        """Bring a connector of the config topic back (herder thread).
+
+        Its committed task configs are committed again, so that the recovered tasks run in a
+        generation later than the ``UNASSIGNED`` status the previous driver wrote when it shut
+        down, and launched at once; the connector starts meanwhile and regenerates them.
+        """
         with self._lock:
             if name not in self._configs:
                 return
-            if self._targets[name] is not TargetState.STOPPED and self._task_configs[name]:
-                self._launch(name)
+            configs = list(self._task_configs[name])
+            relaunch = self._targets[name] is not TargetState.STOPPED and bool(configs)
+        if relaunch:
+            self._write_tasks(name, configs)
+        with self._lock:
             self._start_connector(name)
 
     def stop(self) -> None:
         """Stop: end every generation (``UNASSIGNED`` connector statuses), then the connectors.
 
-        As Kafka's worker shutdown, each connector's status becomes ``UNASSIGNED``; its tasks
-        read that, commit and exit; the placement waits for them up to
-        ``task.shutdown.graceful.timeout.ms`` and cancels the rest.
+        As Kafka's worker shutdown, each connector's status becomes ``UNASSIGNED`` (written
+        with the connector's current generation); its tasks read that, commit and exit; the
+        placement waits for them up to ``task.shutdown.graceful.timeout.ms`` and cancels the
+        rest.
         """
         with self._lock:
             self._stopping = True

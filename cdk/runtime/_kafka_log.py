@@ -129,7 +129,7 @@ class KafkaBasedLog:
                         "auto.offset.reset": "earliest",
                         "isolation.level": "read_committed",
                         "enable.partition.eof": True,
-                        "fetch.wait.max.ms": 50,
+                        "fetch.wait.max.ms": 10,
                     }
                 )
             )
@@ -179,7 +179,13 @@ class KafkaBasedLog:
                     raise ConnectException(
                         f"Timed out reading the {self.purpose} topic {self.topic} to its end"
                     )
-                for message in consumer.consume(num_messages=500, timeout=min(remaining, 0.5)):
+                # consume() waits its whole timeout unless it fills the batch: drain what is
+                # there, else wait for the next record only as long as it takes to arrive
+                messages = consumer.consume(num_messages=500, timeout=0)
+                if not messages:
+                    first = consumer.poll(min(remaining, 0.5))
+                    messages = [] if first is None else [first]
+                for message in messages:
                     partition = message.partition()
                     error = message.error()
                     if error is not None:

@@ -107,8 +107,9 @@ class KafkaStatusBackingStore(StatusStore):
         self.topic = topic
         self._generation_lock = threading.Lock()
         self._generations: dict[str, int] = {}
-        #: the generation of the last status read or written per task
+        #: the generation of the last status read or written per task and per connector
         self._task_generations: dict[ConnectorTaskId, int] = {}
+        self._connector_generations: dict[str, int] = {}
         self._log = KafkaBasedLog(
             topic,
             bootstrap_servers,
@@ -171,8 +172,10 @@ class KafkaStatusBackingStore(StatusStore):
             return
         if rec.kind == "connector":
             if rec.status is None:
+                self._connector_generations.pop(rec.connector, None)
                 super().remove_connector_status(rec.connector)
             else:
+                self._connector_generations[rec.connector] = rec.generation
                 super().put_connector(rec.connector, rec.status)
         elif rec.kind == "task":
             assert rec.task is not None
@@ -219,6 +222,7 @@ class KafkaStatusBackingStore(StatusStore):
                 super().remove_connector_status(name)
                 return
             self._send(status_connector_key(name), encode_status(status, gen))
+            self._connector_generations[name] = gen
             super().put_connector(name, status)
 
     def put_task(
@@ -279,6 +283,19 @@ class KafkaStatusBackingStore(StatusStore):
         """The status of connector ``name`` as the topic says now."""
         self.refresh()
         return super().connector(name)
+
+    def connector_with_generation(self, name: str) -> tuple[Status, int] | None:
+        """The status of connector ``name`` and the generation it was written with, now.
+
+        The tasks of distributed mode end when this is ``UNASSIGNED`` with a generation at
+        least theirs (the herder writes it so when it shuts down).
+        """
+        self.refresh()
+        with self._log.lock:
+            status = super().connector(name)
+            if status is None:
+                return None
+            return status, self._connector_generations.get(name, -1)
 
     def task(self, task_id: ConnectorTaskId) -> Status | None:
         """The status of a task as the topic says now."""

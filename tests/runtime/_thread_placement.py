@@ -2,9 +2,10 @@
 
 It stands where the Spark placement runs its jobs: each generation gets an "executor" of its own
 (a :class:`Worker` with its own status, offset and config-topic clients, as a Spark task has),
-runs its tasks there, and ends them the way the placement contract says — by what it reads in the
-config and status topics (a later ``commit-``, a connector tombstone, a ``status-connector-``
-UNASSIGNED written after it started), never by a call from the herder. PAUSED/STARTED target
+runs its tasks there, and ends them the way the placement contract says: by what it reads in
+the config and status topics (a later ``commit-``, a connector tombstone, a
+``status-connector-`` UNASSIGNED written with its generation or a later one), never by a call
+from the herder. PAUSED/STARTED target
 states read from the config topic pause and resume the tasks in place.
 """
 
@@ -120,7 +121,6 @@ class ThreadPlacement:
             status.start()
             configs.start()
             status.set_generation(name, gen.generation)
-            started_with = status.connector(name)
             worker = Worker(config, self._plugins, offsets, status, worker_id=executor_id)
             worker.start()
             originals = config.originals()
@@ -135,9 +135,13 @@ class ThreadPlacement:
                     break
                 if name not in snapshot.connector_configs:
                     break
-                now = status.connector(name)
-                if now is not started_with and now is not None and now.state is State.UNASSIGNED:
-                    break
+                now = status.connector_with_generation(name)
+                if (
+                    now is not None
+                    and now[0].state is State.UNASSIGNED
+                    and now[1] >= gen.generation
+                ):
+                    break  # the herder shut down
                 wanted = snapshot.target_state(name) or TargetState.STARTED
                 if wanted is not target and wanted is not TargetState.STOPPED:
                     worker.set_tasks_target_state(name, wanted)

@@ -34,8 +34,6 @@ from tests.integration._support import (
 from tests.runtime._thread_placement import ThreadPlacement
 from tests.runtime.test_distributed_stores import _records
 
-pytestmark = pytest.mark.xdist_group("distributed-herder")
-
 
 def _props(bootstrap: str, group: str, **extra: str) -> dict[str, str]:
     props = {
