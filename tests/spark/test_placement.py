@@ -157,7 +157,11 @@ def test_unassigned_connector_status_ends_generation(cluster: Cluster) -> None:
     gen = cluster.topics.commit_generation("un", connector, tasks)
     cluster.placement.launch(gen)
     cluster.topics.wait_tasks("un", ["RUNNING"])
-    cluster.topics.unassign("un")
+    # an UNASSIGNED of an older generation (a previous driver's) does not end it
+    cluster.topics.unassign("un", gen.generation - 1)
+    cluster.topics.target_state("un", TargetState.PAUSED)
+    cluster.topics.wait_tasks("un", ["PAUSED"])  # read after the stale UNASSIGNED: still there
+    cluster.topics.unassign("un", gen.generation)
     assert cluster.placement.await_end("un", 30)
     assert cluster.listener.wait("un", gen.generation) == {}
     cluster.topics.wait_tasks("un", ["UNASSIGNED"])
