@@ -97,7 +97,11 @@ def test_source_generations_end_on_commit_and_resume_without_loss(cluster: Clust
     running = cluster.topics.wait_tasks("src", ["RUNNING", "RUNNING"])
     assert all(r.generation == gen1.generation for r in running.values())
     assert all(r.status.worker_id.endswith(":driver") for r in running.values())
-    wait_until(lambda: reader.poll() >= 400, 60, message="records of generation 1")
+    wait_until(
+        lambda: all(len(seqs_by_stream(reader).get(s, ())) >= 200 for s in ("p0", "p1")),
+        60,
+        message="records of both streams in generation 1",
+    )
 
     # generation 2 emits up to a bound past what generation 1 reached
     bounded = source_configs("src", topic, streams, records="20000", batch_size="200")
