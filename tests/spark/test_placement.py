@@ -297,5 +297,49 @@ def test_sink_task_commits_its_consumer_offsets(cluster: Cluster, tmp_path: Any)
     assert committed[0].offset == 500
 
 
+def test_two_sink_tasks_hand_over_to_the_next_generation(cluster: Cluster, tmp_path: Any) -> None:
+    """Both tasks of a sink leave their group at a generation's end; the next one consumes."""
+    from confluent_kafka import Producer
+
+    from tests.connectors.recording import read_store
+
+    bootstrap = cluster.topics.bootstrap
+    topic = make_topic(bootstrap, partitions=2, prefix="dspark")
+    producer = Producer({"bootstrap.servers": bootstrap})
+
+    def produce(start: int, count: int) -> None:
+        for i in range(start, start + count):
+            producer.produce(topic, key=f"k{i}".encode(), value=b'"v"', partition=i % 2)
+        assert producer.flush(10) == 0
+
+    name = unique("sink2")
+    connector = {
+        "name": name,
+        "connector.class": "tests.connectors.recording.RecordingSinkConnector",
+        "topics": topic,
+        "store.dir": str(tmp_path),
+        "tasks.max": "2",
+        "key.converter": STRING,
+        "value.converter": STRING,
+    }
+    tasks = [{**connector, "task.class": RECORDING_TASK} for _ in range(2)]
+    produce(0, 200)
+    gen1 = cluster.topics.commit_generation(name, connector, tasks)
+    cluster.placement.launch(gen1)
+    wait_until(lambda: len(read_store(tmp_path).keys()) >= 200, 90, message="200 records")
+    gen2 = cluster.topics.commit_generation(name, connector, tasks)
+    assert cluster.placement.await_end(name, 30)
+    assert cluster.listener.wait(name, gen1.generation) == {}
+    produce(200, 200)
+    cluster.placement.launch(gen2)
+    wait_until(
+        lambda: len(read_store(tmp_path).keys()) >= 400,
+        90,
+        message=lambda: f"400 records, got {len(read_store(tmp_path).keys())}",
+    )
+    cluster.topics.target_state(name, TargetState.STOPPED)
+    assert cluster.placement.await_end(name, 30)
+
+
 def test_slots_count_the_executor_cores(cluster: Cluster) -> None:
     assert cluster.placement.slots() == 4
