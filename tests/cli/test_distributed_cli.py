@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 from tests._wait import wait_until
+from tests.integration._support import reading
 
 CDK = Path(sys.executable).with_name("cdk")
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -107,12 +109,9 @@ def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
         assert "spark.master=local[2]" in banner
         match = re.search(r"REST API at (http://\S+);", banner)
         assert match, banner
-        config = {
-            "connector.class": "tests.connectors.generator.GeneratorSourceConnector",
-            "topic": topic,
-            "tasks.max": "1",
-            "poll.interval.ms": "100",
-        }
+        source = tmp_path / "in.txt"
+        source.write_text("one\ntwo\nthree\n", encoding="utf-8")
+        config = {"connector.class": "FileStreamSource", "file": str(source), "topic": topic}
         with httpx.Client(base_url=match.group(1), timeout=60) as client:
             r = client.post("/connectors", json={"name": "gen", "config": config})
             assert r.status_code == 201, r.text
@@ -122,6 +121,9 @@ def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
                 return [t["state"] for t in status.get("tasks", [])] == ["RUNNING"]
 
             wait_until(running, 120, 0.2, "the task RUNNING on a Spark executor")
+            with reading(kafka_bootstrap, topic) as records:
+                values = [json.loads(m.value)["payload"] for m in records.wait_for(3)]
+            assert values == ["one", "two", "three"]
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=120) == 0
     finally:
