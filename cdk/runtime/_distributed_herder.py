@@ -281,10 +281,21 @@ class DistributedHerder(AbstractHerder):
         self._launched.pop(name, None)
 
     def _launch(self, name: str) -> None:
-        """Hand the connector's current generation to the placement (lock held)."""
+        """Hand the connector's current generation to the placement (lock held).
+
+        Each task is ``UNASSIGNED`` until its executor reports: with the reason when it has to
+        wait for a task slot.
+        """
         generation = self._generations.get(name, -1)
         configs = self._task_configs.get(name, [])
-        self._check_slots(name, generation, len(configs))
+        waiting = self._waiting_reason(name, len(configs))
+        for number in range(len(configs)):
+            reason = waiting[1] if number >= waiting[0] else None
+            self._kafka_status.put_task(
+                ConnectorTaskId(name, number),
+                Status(State.UNASSIGNED, self.worker_id, reason),
+                generation=generation,
+            )
         self._placement.launch(
             TaskGeneration(
                 connector=name,
@@ -296,11 +307,11 @@ class DistributedHerder(AbstractHerder):
         )
         self._launched[name] = generation
 
-    def _check_slots(self, name: str, generation: int, count: int) -> None:
-        """Say so (log and statuses) when the tasks cannot all get a task slot."""
+    def _waiting_reason(self, name: str, count: int) -> tuple[int, str | None]:
+        """How many of the tasks get a slot now, and why the others wait (logged) if any."""
         slots = self._placement.slots()
         if slots is None:
-            return
+            return count, None
         in_use = sum(
             len(self._task_configs.get(other, []))
             for other in self._launched
@@ -308,7 +319,7 @@ class DistributedHerder(AbstractHerder):
         )
         free = max(slots - in_use, 0)
         if count <= free:
-            return
+            return count, None
         message = (
             f"Waiting for a task slot: the cluster runs {slots} task(s) at once (executor "
             f"cores) and the tasks of other connectors hold {in_use}, so only {free} of the "
@@ -316,12 +327,7 @@ class DistributedHerder(AbstractHerder):
             "up: add Spark executors or cores, or lower tasks.max."
         )
         log.warning(message)
-        for number in range(free, count):
-            self._kafka_status.put_task(
-                ConnectorTaskId(name, number),
-                Status(State.UNASSIGNED, self.worker_id, message),
-                generation=generation,
-            )
+        return free, message
 
     # ------------------------------------------------------------------ PlacementListener
     def generation_ended(

@@ -72,12 +72,14 @@ def driver(props: dict[str, str]) -> Iterator[Driver]:
     """Start drivers on ``props``: ``driver(rest=False, slots=None)``; all stopped at teardown."""
     started: list[DistributedWorker] = []
 
-    def start(*, rest: bool = False, slots: int | None = None) -> DistributedWorker:
+    def start(
+        *, rest: bool = False, slots: int | None = None, cluster_id_timeout: float = 0
+    ) -> DistributedWorker:
         worker = DistributedWorker(
             props,
             placement=ThreadPlacement(props, slots=slots),
             rest=rest,
-            cluster_id_timeout=0,
+            cluster_id_timeout=cluster_id_timeout,
         )
         started.append(worker)
         return worker.start()
@@ -351,3 +353,14 @@ def test_without_pyspark_the_default_placement_says_what_to_install(
     worker = DistributedWorker(_props(kafka_bootstrap, f"np-{uuid.uuid4().hex[:6]}"), rest=False)
     with pytest.raises(ConnectException, match=r"pip install 'connect-cdk\[spark\]'"):
         worker.start()
+
+
+def test_replays_the_recorded_kafka_exchanges_in_distributed_mode(
+    driver: Driver, tmp_path: Path
+) -> None:
+    from tests.runtime.test_rest import replay
+
+    worker = driver(rest=True, cluster_id_timeout=10)
+    assert worker.rest_url is not None
+    with httpx.Client(base_url=worker.rest_url, timeout=30) as client:
+        replay(client, tmp_path)
