@@ -218,6 +218,18 @@ class DistributedHerder(AbstractHerder):
             raise ConnectException("Request timed out") from None
 
     # ------------------------------------------------------------------ generations
+    def generation(self, name: str) -> int | None:
+        """The connector's current generation: the offset of its last ``commit-<name>`` record.
+
+        ``None`` before its first task configs were committed.
+
+        Raises:
+            NotFoundException: no such connector.
+        """
+        with self._lock:
+            self._require(name)
+            return self._generations.get(name)
+
     def _set_generation(self, name: str, generation: int) -> None:
         self._generations[name] = generation
         self._kafka_status.set_generation(name, generation)

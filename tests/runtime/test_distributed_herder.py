@@ -137,7 +137,7 @@ def test_source_and_sink_move_every_record_through_the_placement(
     # the config topic reads as a Java cluster's
     keys = [k for _p, k, _v in _records(kafka_bootstrap, props["config.storage.topic"])]
     assert keys[:4] == [b"connector-src", b"task-src-0", b"task-src-1", b"commit-src"]
-    generation = herder._generations["src"]
+    generation = herder.generation("src")
     assert [g.generation for g in _placement(worker).launched if g.connector == "src"] == [
         generation
     ]
@@ -152,18 +152,18 @@ def test_tasks_max_changes_relaunch_a_generation_without_loss(
     config = generator_config(topic, records=300, partitions=2, poll_interval_ms=30, batch_size=5)
     herder.create_connector("src", config)
     _wait_states(worker, "src", "RUNNING", ["RUNNING"])
-    first = herder._generations["src"]
+    first = herder.generation("src")
     with reading(kafka_bootstrap, topic) as reader:
         reader.wait_for(20)
         herder.put_connector_config("src", {**config, "tasks.max": "2"})
         _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-        second = herder._generations["src"]
+        second = herder.generation("src")
         assert second > first
         assert _placement(worker).running("src")[0].generation == second
         reader.wait_for(len(reader.messages) + 20)
         herder.put_connector_config("src", {**config, "tasks.max": "1"})
         _wait_states(worker, "src", "RUNNING", ["RUNNING"])
-        assert herder._generations["src"] > second
+        assert herder.generation("src") > second
         reader.wait_for(600)
         keys = reader.keys()
     assert set(keys) == set(all_keys(2, 300))
@@ -264,7 +264,7 @@ def test_placement_failures_are_failed_tasks_and_restarts_bring_them_back(
         ),
     )
     _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-    generation = herder._generations["src"]
+    generation = herder.generation("src")
     herder.generation_ended("src", generation - 1, {0: "stale"})  # a superseded job: ignored
     herder.generation_ended("src", generation, {1: "Lost executor 3\n  at somewhere"})
     status = herder.task_status("src", 1)
@@ -275,10 +275,10 @@ def test_placement_failures_are_failed_tasks_and_restarts_bring_them_back(
     assert plan["connector"]["state"] == "RUNNING"
     assert [t["state"] for t in plan["tasks"]] == ["RUNNING", "RESTARTING"]
     _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-    assert herder._generations["src"] > generation
-    before = herder._generations["src"]
+    assert herder.generation("src") > generation
+    before = herder.generation("src")
     herder.restart_task("src", 0)
-    assert herder._generations["src"] > before
+    assert herder.generation("src") > before
     _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
     with pytest.raises(NotFoundException, match="not found"):
         herder.restart_task("src", 5)
