@@ -37,6 +37,7 @@ def write_worker(tmp_path: Path, bootstrap: str, **extra: str) -> Path:
         "value.converter": JSON,
         "listeners": "http://127.0.0.1:0",
         "spark.master": "local[2]",
+        "spark.ui.enabled": "false",
         **extra,
     }
     path = tmp_path / "worker.properties"
@@ -82,6 +83,7 @@ def _spark_placement_available() -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # a JVM of its own: its start takes minutes on a loaded machine
 @pytest.mark.xdist_group("spark")
 @pytest.mark.skipif(not _spark_placement_available(), reason="needs pyspark and cdk.spark")
 def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
@@ -103,7 +105,7 @@ def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
     try:
         banner = wait_until(
             lambda: next((x for x in list(lines) if "cdk distributed: REST API at" in x), None),
-            120,
+            600,
             message=lambda: "startup banner; stderr:\n" + "".join(lines),
         )
         assert "spark.master=local[2]" in banner
@@ -125,7 +127,7 @@ def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
                 values = [json.loads(m.value)["payload"] for m in records.wait_for(3)]
             assert values == ["one", "two", "three"]
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=120) == 0
+        assert process.wait(timeout=300) == 0
     finally:
         if process.poll() is None:
             process.kill()
