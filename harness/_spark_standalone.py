@@ -294,6 +294,21 @@ class StandaloneSpark(SparkProvider):
             f"{count} workers to register with the master",
         )
 
+    def worker_of_executor(self, executor: str) -> int | None:
+        """The index of the worker that runs (or ran) executor ``executor`` of an application.
+
+        ``executor`` is Spark's executor id, or a task's ``worker_id`` as the Spark placement
+        reports it (``<host>:<executor id>``). A worker runs each executor in
+        ``<its work dir>/<app id>/<executor id>``.
+        """
+        number = executor.rpartition(":")[2]
+        if not number.isdigit():
+            return None
+        for worker in self.workers:
+            if any((self.workdir / f"worker-{worker.index}").glob(f"app-*/{number}")):
+                return worker.index
+        return None
+
     def log_tail(self, lines: int = 30) -> str:
         """The end of the master's and each worker's log, for failure messages."""
         parts = [_tail("master", self.master_log, lines)]
