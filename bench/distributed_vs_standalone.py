@@ -173,7 +173,9 @@ def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None
     return out
 
 
-def _kill_and_recover(rest: httpx.Client, cluster: StandaloneSpark, bootstrap: str) -> dict[str, float]:
+def _kill_and_recover(
+    rest: httpx.Client, cluster: StandaloneSpark, bootstrap: str
+) -> dict[str, float]:
     """Kill the Spark worker of a running endless source's task; time its recovery."""
     topic = f"bench-kill-{uuid.uuid4().hex[:8]}"
     create_topics(bootstrap, [topic], partitions=1)
