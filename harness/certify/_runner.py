@@ -295,7 +295,9 @@ def certify(
             bootstrap = provider.bootstrap_servers
         run.environment = _environment(loaded, kafka, provider)
         run.environment["runtime"] = runtime
-        if any(reason is None and "spark" in c.needs for c, _, reason in planned):
+        if runtime == "distributed" and any(
+            reason is None and "spark" in c.needs for c, _, reason in planned
+        ):
             spark.start(base / "spark")
             run.environment["spark"] = spark.describe()
         stall = broker_stall(provider) if needs_kafka else None
