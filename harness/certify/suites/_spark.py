@@ -1,11 +1,12 @@
-"""The distributed checks: the connector in distributed mode on a 2-worker Spark cluster.
+"""The bodies of the distributed checks: the connector in distributed mode on a Spark cluster.
 
-They need ``spark`` and run only with ``cdk certify --runtime distributed``, which starts a
-standalone Spark cluster of 2 one-core workers for the run; in the embedded runtime they are
-skipped with that reason. Each runs an in-process distributed driver (herder, REST API, state in
-fresh Kafka topics) whose tasks are Spark tasks on the cluster's executors, and kills, starts or
-restarts what a real cluster loses: a Spark worker, the driver. They run alone (``exclusive``):
-they share the cluster and kill its workers.
+The checks are registered in their suites' modules (OFF-09 in ``off.spark``, RST-06 in
+``rst``, RBL-05 and RBL-06 in ``rbl``). They need ``spark`` and run only with ``cdk certify
+--runtime distributed``, which starts a standalone Spark cluster of 2 one-core workers for the
+run; in the embedded runtime they are skipped with that reason. Each runs an in-process
+distributed driver (herder, REST API, state in fresh Kafka topics) whose tasks are Spark tasks
+on the cluster's executors, and kills, starts or restarts what a real cluster loses: a Spark
+worker, the driver. They run alone (``exclusive``): they share the cluster and kill its workers.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from harness._driver import Delivery
-from harness.certify._checks import CheckFailed, CheckNotVerified, check
+from harness.certify._checks import CheckFailed, CheckNotVerified
 from harness.certify._context import CheckContext, WorkerHandle
 from harness.certify._distributed import (
     distributed_properties,
@@ -31,6 +32,17 @@ SPARK_STATE_TIMEOUT_S = 120.0
 SPARK_DELIVERY_TIMEOUT_S = 120.0
 #: How long committed offsets must stay the same to count as settled (several flush intervals).
 SETTLED_S = 2.0
+
+__all__ = [
+    "SPARK_NEEDS",
+    "driver_restart",
+    "resume_after_worker_loss",
+    "tasks_max_distributed",
+    "worker_leaves_and_rejoins",
+]
+
+#: What every distributed check needs from the run.
+SPARK_NEEDS = ("kafka", "spark")
 
 
 def _settle_offsets(ctx: CheckContext, w: WorkerHandle, name: str, flow: Flow) -> None:
@@ -106,26 +118,8 @@ def _await_moved(ctx: CheckContext, w: WorkerHandle, name: str, task: int, old: 
     )
 
 
-@check(
-    "OFF-09",
-    "Resumes without loss when the Spark worker running its task dies mid-stream",
-    needs=("kafka", "spark"),
-    exclusive=True,
-    fix=(
-        "Keep the position only in the offsets the worker stores (sources) or the records "
-        "it commits (sinks), never in executor-local state: a rescheduled task starts on "
-        "another machine and must resume from the committed position."
-    ),
-)
 def resume_after_worker_loss(ctx: CheckContext) -> None:
-    """The connector loses nothing when the Spark worker running its task is killed.
-
-    The connector runs in distributed mode with one task. Once its first records are delivered
-    and committed, more are written and the Spark worker running the task is killed
-    (SIGKILL of the worker, its executor and Python workers). Spark reschedules the task on
-    the other worker; it must be RUNNING there, resume from the committed position and deliver
-    every record. Only the records written after the commit may arrive twice.
-    """
+    """The body of OFF-09 (registered in its suite's module)."""
     cluster = spark_cluster(ctx)
     killed: int | None = None
     with ctx.driver() as d, distributed_worker(ctx) as w:
@@ -164,27 +158,8 @@ def resume_after_worker_loss(ctx: CheckContext) -> None:
                 cluster.start_worker(killed)
 
 
-@check(
-    "RST-06",
-    "A restarted distributed driver recovers the target state, tasks and offsets",
-    needs=("kafka", "spark"),
-    exclusive=True,
-    fix=(
-        "Resume each stream strictly after its stored offset in ``start()`` (sources) and "
-        "commit only what is stored (sinks); the worker stores both in Kafka topics, which "
-        "is all a restarted driver has."
-    ),
-)
 def driver_restart(ctx: CheckContext) -> None:
-    """A distributed driver restarted from its Kafka topics brings the connector back as it was.
-
-    The connector runs in distributed mode; its records are delivered, then it is paused and
-    the driver is stopped cleanly. A new driver with the same worker properties must show the
-    connector PAUSED with the same number of tasks (target state and task configs read back
-    from the config topic); resumed, it delivers the records written meanwhile, resuming from
-    the offsets stored before the stop: nothing is lost and, after a clean stop, nothing is
-    delivered twice.
-    """
+    """The body of RST-06 (registered in its suite's module)."""
     props = distributed_properties(ctx)
     with ctx.driver() as d:
         flow = Flow.open(ctx, d)
@@ -218,26 +193,8 @@ def driver_restart(ctx: CheckContext) -> None:
             )
 
 
-@check(
-    "RBL-05",
-    "Tasks of a lost Spark worker run again when a worker rejoins, without loss",
-    needs=("kafka", "spark"),
-    exclusive=True,
-    capabilities=("streams > 1 (source)",),
-    fix=(
-        "Let a task start again anywhere at any time: no lock, file or claim held by a task "
-        "that died may keep its successor from starting."
-    ),
-)
 def worker_leaves_and_rejoins(ctx: CheckContext) -> None:
-    """Two tasks on two Spark workers: one worker leaves, then joins again.
-
-    The connector runs with 2 tasks, one per Spark worker (a source on 2 input streams, a
-    sink on a 2-partition topic). The worker of task 0 is killed: with the only other slot busy,
-    Spark cannot run task 0 until a worker rejoins, while task 1 keeps delivering. The worker
-    is started again: task 0 must be RUNNING again (on a new executor) and every record,
-    written before, during and after the loss, is delivered.
-    """
+    """The body of RBL-05 (registered in its suite's module)."""
     if ctx.kind == "source" and ctx.source_streams() < 2:
         raise CheckNotVerified(
             f"the driver {ctx.driver_class.__name__} declares one input stream: 2 tasks need "
@@ -275,24 +232,8 @@ def worker_leaves_and_rejoins(ctx: CheckContext) -> None:
                 cluster.start_worker(killed)
 
 
-@check(
-    "RBL-06",
-    "tasks.max 1 -> 2 -> 1 in distributed mode, without loss",
-    needs=("kafka", "spark"),
-    exclusive=True,
-    capabilities=("streams > 1 (source)",),
-    fix=(
-        "Split the work over ``max_tasks`` in ``task_configs`` and let each task resume "
-        "every stream it gets from that stream's stored offset (as RBL-01 and RBL-02)."
-    ),
-)
 def tasks_max_distributed(ctx: CheckContext) -> None:
-    """Changing tasks.max on a distributed driver starts a new generation of Spark tasks.
-
-    The connector starts with ``tasks.max=1`` (a source on 2 input streams, a sink on a
-    2-partition topic), goes to 2 and back to 1. After each change, the new number of tasks
-    must be RUNNING on the cluster and every record written so far delivered.
-    """
+    """The body of RBL-06 (registered in its suite's module)."""
     if ctx.kind == "source" and ctx.source_streams() < 2:
         raise CheckNotVerified(
             f"the driver {ctx.driver_class.__name__} declares one input stream: 2 tasks need "
