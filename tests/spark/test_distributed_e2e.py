@@ -92,7 +92,7 @@ def driver(props: dict[str, str], spark_cluster: StandaloneSpark) -> Iterator[Dr
     started: list[DistributedWorker] = []
 
     def start(*, rest: bool = False) -> DistributedWorker:
-        worker = DistributedWorker(props, rest=rest, cluster_id_timeout=0)
+        worker = DistributedWorker(props, rest=rest)
         started.append(worker)
         return worker.start()
 
