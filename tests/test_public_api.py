@@ -140,6 +140,7 @@ def test_design_names_import_from_cdk(name: str) -> None:
         "cdk.errors",
         "cdk.kafka",
         "cdk.runtime",
+        "cdk.spark",
     ],
 )
 def test_subpackage_all_names_exist_and_are_public(module: str) -> None:

@@ -156,9 +156,17 @@ class KafkaConfigBackingStore:
 
         Raises:
             ConnectException: the cluster cannot be reached or the topic cannot be read.
-            ConfigException: the topic is not compacted.
+            ConfigException: the topic is not compacted, or has more than one partition.
         """
         self._log.start()
+        if self._log.partitions != 1:
+            count = self._log.partitions
+            self._log.stop()
+            raise ConfigException(
+                f"Topic '{self.topic}' supplied via the 'config.storage.topic' property is "
+                "required to have a single partition in order to guarantee consistency of "
+                f"connector configurations, but found {count} partitions."
+            )
         with self._log.lock:
             self._events.clear()
             self._started = True

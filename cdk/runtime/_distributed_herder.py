@@ -23,6 +23,7 @@ gracefully first).
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -33,11 +34,9 @@ from cdk.runtime._config_secrets import secret_keys
 from cdk.runtime._herder_base import AbstractHerder, complete
 from cdk.runtime._placement import TaskGeneration, TaskPlacement
 from cdk.runtime._status import (
-    ActiveTopics,
     ConnectorTaskId,
     State,
     Status,
-    StatusStore,
     TargetState,
 )
 
@@ -49,12 +48,9 @@ if TYPE_CHECKING:
     from cdk.runtime._status_store import KafkaStatusBackingStore
     from cdk.runtime._worker import Worker
 
-__all__ = ["DistributedHerder", "DriverStatusView"]
+__all__ = ["DistributedHerder"]
 
 log = logging.getLogger("cdk.runtime.distributed")
-
-#: How long a request waits for the herder (Kafka's REST request timeout).
-REQUEST_TIMEOUT_S = 90.0
 
 _T = TypeVar("_T")
 _Future = concurrent.futures.Future
@@ -105,11 +101,7 @@ class DistributedHerder(AbstractHerder):
         #: the generation launched last per connector (absent: nothing launched)
         self._launched: dict[str, int] = {}
         self._starts: dict[str, _Future[None]] = {}
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._herder_thread: threading.Thread | None = None
-        self._stopping = False
-        #: How long REST requests wait for the herder thread.
-        self.request_timeout_s = REQUEST_TIMEOUT_S
 
     @property
     def _graceful_s(self) -> float:
@@ -146,7 +138,7 @@ class DistributedHerder(AbstractHerder):
                     "they are regenerated once it starts",
                     name,
                 )
-            self._submit(lambda n=name: self._recover(n))  # type: ignore[misc]
+            self._submit(functools.partial(self._recover, name))
         self._ready.set()
         log.info(
             "Distributed herder started (driver %s, %d connector(s) recovered)",
@@ -204,22 +196,6 @@ class DistributedHerder(AbstractHerder):
         log.info("Distributed herder stopped")
 
     # ------------------------------------------------------------------ the herder thread
-    def _submit(self, fn: Callable[[], None]) -> _Future[None] | None:
-        executor = self._executor
-        if executor is None or self._stopping:
-            return None
-        try:
-            return executor.submit(self._guarded, fn)
-        except RuntimeError:  # shutting down
-            return None
-
-    @staticmethod
-    def _guarded(fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        except Exception:
-            log.exception("Herder operation failed")
-
     def _call(self, fn: Callable[[], _T]) -> _T:
         """Run ``fn`` on the herder thread and return its result (or raise its error)."""
         if threading.current_thread() is self._herder_thread:
@@ -241,13 +217,19 @@ class DistributedHerder(AbstractHerder):
         except concurrent.futures.TimeoutError:
             raise ConnectException("Request timed out") from None
 
-    def _await(self, done: _Future[None]) -> None:
-        try:
-            done.result(self.request_timeout_s)
-        except concurrent.futures.TimeoutError:
-            raise ConnectException("Request timed out") from None
-
     # ------------------------------------------------------------------ generations
+    def generation(self, name: str) -> int | None:
+        """The connector's current generation: the offset of its last ``commit-<name>`` record.
+
+        ``None`` before its first task configs were committed.
+
+        Raises:
+            NotFoundException: no such connector.
+        """
+        with self._lock:
+            self._require(name)
+            return self._generations.get(name)
+
     def _set_generation(self, name: str, generation: int) -> None:
         self._generations[name] = generation
         self._kafka_status.set_generation(name, generation)
@@ -281,10 +263,21 @@ class DistributedHerder(AbstractHerder):
         self._launched.pop(name, None)
 
     def _launch(self, name: str) -> None:
-        """Hand the connector's current generation to the placement (lock held)."""
+        """Hand the connector's current generation to the placement (lock held).
+
+        Each task is ``UNASSIGNED`` until its executor reports: with the reason when it has to
+        wait for a task slot.
+        """
         generation = self._generations.get(name, -1)
         configs = self._task_configs.get(name, [])
-        self._check_slots(name, generation, len(configs))
+        waiting = self._waiting_reason(name, len(configs))
+        for number in range(len(configs)):
+            reason = waiting[1] if number >= waiting[0] else None
+            self._kafka_status.put_task(
+                ConnectorTaskId(name, number),
+                Status(State.UNASSIGNED, self.worker_id, reason),
+                generation=generation,
+            )
         self._placement.launch(
             TaskGeneration(
                 connector=name,
@@ -296,11 +289,11 @@ class DistributedHerder(AbstractHerder):
         )
         self._launched[name] = generation
 
-    def _check_slots(self, name: str, generation: int, count: int) -> None:
-        """Say so (log and statuses) when the tasks cannot all get a task slot."""
+    def _waiting_reason(self, name: str, count: int) -> tuple[int, str | None]:
+        """How many of the tasks get a slot now, and why the others wait (logged) if any."""
         slots = self._placement.slots()
         if slots is None:
-            return
+            return count, None
         in_use = sum(
             len(self._task_configs.get(other, []))
             for other in self._launched
@@ -308,7 +301,7 @@ class DistributedHerder(AbstractHerder):
         )
         free = max(slots - in_use, 0)
         if count <= free:
-            return
+            return count, None
         message = (
             f"Waiting for a task slot: the cluster runs {slots} task(s) at once (executor "
             f"cores) and the tasks of other connectors hold {in_use}, so only {free} of the "
@@ -316,12 +309,7 @@ class DistributedHerder(AbstractHerder):
             "up: add Spark executors or cores, or lower tasks.max."
         )
         log.warning(message)
-        for number in range(free, count):
-            self._kafka_status.put_task(
-                ConnectorTaskId(name, number),
-                Status(State.UNASSIGNED, self.worker_id, message),
-                generation=generation,
-            )
+        return free, message
 
     # ------------------------------------------------------------------ PlacementListener
     def generation_ended(
@@ -577,65 +565,3 @@ class DistributedHerder(AbstractHerder):
     def request_task_reconfiguration(self, connector: str) -> None:
         """Called by a connector (any thread): regenerate its task configs soon."""
         self._submit(lambda: self._reconfigure(connector))
-
-
-class DriverStatusView(StatusStore):
-    """The status store the driver's :class:`Worker` writes connector states into.
-
-    It passes everything to the status topic except the ``UNASSIGNED`` connector statuses the
-    worker writes when it starts or stops a connector instance: in distributed mode an
-    ``UNASSIGNED`` connector status ends the connector's running tasks, so only the herder
-    writes one, when the driver shuts down.
-
-    Args:
-        store: the status topic.
-    """
-
-    def __init__(self, store: KafkaStatusBackingStore) -> None:
-        super().__init__()
-        self.store = store
-
-    def put_connector(self, name: str, status: Status) -> None:
-        """Write a connector status, except ``UNASSIGNED``."""
-        if status.state is not State.UNASSIGNED:
-            self.store.put_connector(name, status)
-
-    def put_task(self, task_id: ConnectorTaskId, status: Status) -> None:
-        """Write a task status."""
-        self.store.put_task(task_id, status)
-
-    def connector(self, name: str) -> Status | None:
-        """The connector's status in the topic."""
-        return self.store.connector(name)
-
-    def task(self, task_id: ConnectorTaskId) -> Status | None:
-        """The task's status in the topic."""
-        return self.store.task(task_id)
-
-    def tasks(self, connector: str) -> dict[int, Status]:
-        """The connector's task statuses in the topic."""
-        return self.store.tasks(connector)
-
-    def connectors(self) -> set[str]:
-        """The connectors with a status in the topic."""
-        return self.store.connectors()
-
-    def remove_connector(self, name: str) -> None:
-        """Tombstone the connector's statuses."""
-        self.store.remove_connector(name)
-
-    def remove_task(self, task_id: ConnectorTaskId) -> None:
-        """Tombstone a task's status."""
-        self.store.remove_task(task_id)
-
-    def topics(self, connector: str) -> list[str]:
-        """The connector's active topics."""
-        return self.store.topics(connector)
-
-    def reset_topics(self, connector: str) -> None:
-        """Reset the connector's active topics."""
-        self.store.reset_topics(connector)
-
-    def active_topics(self, connector: str) -> ActiveTopics:
-        """The connector's active topics (written to the topic on first use)."""
-        return self.store.active_topics(connector)

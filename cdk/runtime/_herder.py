@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
@@ -38,9 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["StandaloneHerder"]
 
 log = logging.getLogger("cdk.runtime.herder")
-
-#: How long a request waits for a connector to start (Kafka's REST request timeout).
-REQUEST_TIMEOUT_S = 90.0
 
 _Future = concurrent.futures.Future
 
@@ -80,10 +77,6 @@ class StandaloneHerder(AbstractHerder):
         )
         #: The worker's start future of each connector: only the latest start updates the tasks.
         self._starts: dict[str, _Future[None]] = {}
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        #: How long create/update/restart requests wait for the connector to start.
-        self.request_timeout_s = REQUEST_TIMEOUT_S
-        self._stopping = False
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -117,36 +110,6 @@ class StandaloneHerder(AbstractHerder):
             self._worker.stop_connectors([n for n in self._configs if n in held])
             self._starts.clear()
         log.info("Herder stopped")
-
-    # ------------------------------------------------------------------ helpers
-    def _submit(self, fn: Callable[[], None]) -> _Future[None] | None:
-        """Run ``fn`` on the herder's background thread; None when the herder is stopping."""
-        executor = self._executor
-        if executor is None or self._stopping:
-            return None
-        try:
-            return executor.submit(self._guarded, fn)
-        except RuntimeError:  # shutting down
-            return None
-
-    def _await(self, done: _Future[None]) -> None:
-        """Wait (without the lock) for a connector start and its task update to complete.
-
-        Raises:
-            ConnectException: ``Request timed out`` after :attr:`request_timeout_s`; the start
-                goes on and its tasks are started when it completes.
-        """
-        try:
-            done.result(self.request_timeout_s)
-        except concurrent.futures.TimeoutError:
-            raise ConnectException("Request timed out") from None
-
-    @staticmethod
-    def _guarded(fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        except Exception:
-            log.exception("Herder background operation failed")
 
     # ------------------------------------------------------------------ worker operations
     def _start_connector(self, name: str) -> _Future[None]:

@@ -16,10 +16,10 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cdk.api import SinkConnector, SourceConnector, TopicPartition
+from cdk.api import SinkConnector, SourceConnector
 from cdk.errors import ConnectException, NotFoundException
 from cdk.runtime._config_infos import (
     UNKNOWN_KEY_MESSAGE,
@@ -30,23 +30,14 @@ from cdk.runtime._config_infos import (
 )
 from cdk.runtime._config_secrets import mask, resolve_variables, restore_variables
 from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
-from cdk.runtime._connector_offsets import (
-    SinkGroupOffsets,
-    call_alter,
-    connector_offsets,
-    offsets_message,
-    reset_connector_offsets,
-    write_connector_offsets,
-)
 from cdk.runtime._error_context import stack_trace
+from cdk.runtime._herder_offsets import HerderOffsets
 from cdk.runtime._loggers import Loggers
 from cdk.runtime._offset_store import OffsetBackingStore
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._requests import (
     BadRequestException,
     parse_initial_state,
-    parse_sink_offsets,
-    parse_source_offsets,
 )
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime._worker_config import WorkerConfig
@@ -61,6 +52,9 @@ log = logging.getLogger("cdk.runtime.herder")
 config_log = logging.getLogger("cdk.runtime.config")
 
 _Future = concurrent.futures.Future
+
+#: How long a request waits for a connector to start (Kafka's REST request timeout).
+REQUEST_TIMEOUT_S = 90.0
 
 
 class RestartPlan:
@@ -78,7 +72,7 @@ class RestartPlan:
         self.tasks = tasks
 
 
-class AbstractHerder:
+class AbstractHerder(HerderOffsets):
     """Connector state and the operations both herders answer the same way.
 
     Args:
@@ -116,6 +110,11 @@ class AbstractHerder:
         self._secret_keys: dict[str, frozenset[str]] = {}
         self._ready = threading.Event()
         self._loggers = Loggers()
+        #: the herder's own thread: lifecycle operations run there one after another
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._stopping = False
+        #: How long create/update/restart requests wait (Kafka's REST request timeout).
+        self.request_timeout_s = REQUEST_TIMEOUT_S
 
     # ------------------------------------------------------------------ what subclasses define
     def put_connector_config(
@@ -165,6 +164,36 @@ class AbstractHerder:
     def ready(self) -> bool:
         """Whether the herder has started and is not stopping (``GET /health``)."""
         return self._ready.is_set()
+
+    # ------------------------------------------------------------------ the herder thread
+    def _submit(self, fn: Callable[[], None]) -> _Future[None] | None:
+        """Run ``fn`` on the herder's background thread; None when the herder is stopping."""
+        executor = self._executor
+        if executor is None or self._stopping:
+            return None
+        try:
+            return executor.submit(self._guarded, fn)
+        except RuntimeError:  # shutting down
+            return None
+
+    def _await(self, done: _Future[None]) -> None:
+        """Wait (without the lock) for a connector start and its task update to complete.
+
+        Raises:
+            ConnectException: ``Request timed out`` after :attr:`request_timeout_s`; the start
+                goes on and its tasks are started when it completes.
+        """
+        try:
+            done.result(self.request_timeout_s)
+        except concurrent.futures.TimeoutError:
+            raise ConnectException("Request timed out") from None
+
+    @staticmethod
+    def _guarded(fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception:
+            log.exception("Herder background operation failed")
 
     # ------------------------------------------------------------------ helpers
     def _require(self, name: str, message: str | None = None) -> dict[str, str]:
@@ -456,74 +485,6 @@ class AbstractHerder:
     def stop_connector(self, name: str) -> None:
         """Stop the connector and remove its tasks (``PUT /connectors/{name}/stop``)."""
         self._set_target(name, TargetState.STOPPED)
-
-    # ------------------------------------------------------------------ offsets
-    def connector_offsets(self, name: str) -> dict[str, Any]:
-        """``{"offsets": [{"partition": {...}, "offset": {...}}]}`` (``GET .../offsets``)."""
-        with self._lock:
-            config = dict(self._require(name))
-        if self._connector_kind(config) == "sink":
-            return {"offsets": SinkGroupOffsets(self._config, self._resolve(config)).rest_offsets()}
-        return {"offsets": connector_offsets(self._offset_store, name)}
-
-    def _require_stopped(self, name: str) -> dict[str, str]:
-        config = dict(self._require(name))
-        if self._targets[name] is not TargetState.STOPPED or self._task_configs.get(name):
-            raise BadRequestException(
-                "Connectors must be in the STOPPED state before their offsets can be modified. "
-                "This can be done for the specified connector by issuing a 'PUT' request to the "
-                f"'/connectors/{name}/stop' endpoint"
-            )
-        return config
-
-    def alter_connector_offsets(self, name: str, offsets: Any) -> dict[str, str]:
-        """Write new offsets for a STOPPED connector (``PATCH .../offsets``).
-
-        Args:
-            name: the connector.
-            offsets: the request's ``offsets`` list of ``{"partition": ..., "offset": ...}``.
-
-        Raises:
-            NotFoundException: no such connector.
-            BadRequestException: not STOPPED, or the offsets are malformed.
-        """
-        if not isinstance(offsets, list) or not offsets:
-            raise BadRequestException("The offsets to be altered may not be null or empty")
-        with self._lock:
-            config = self._resolve(self._require_stopped(name))
-            connector = self._plugins.new_connector(config[CONNECTOR_CLASS_CONFIG])
-            if isinstance(connector, SinkConnector):
-                sink_offsets = parse_sink_offsets(offsets)
-                handled = call_alter(
-                    name, "alter", lambda: connector.alter_offsets(dict(config), sink_offsets)
-                )
-                SinkGroupOffsets(self._config, config).alter(sink_offsets)
-            else:
-                pairs = parse_source_offsets(offsets)
-                handled = call_alter(name, "alter", lambda: connector.alter_offsets(config, pairs))  # type: ignore[attr-defined]
-                write_connector_offsets(self._offset_store, name, pairs)
-        return {"message": offsets_message("altered", handled)}
-
-    def reset_connector_offsets(self, name: str) -> dict[str, str]:
-        """Remove every offset of a STOPPED connector (``DELETE .../offsets``)."""
-        with self._lock:
-            config = self._resolve(self._require_stopped(name))
-            connector = self._plugins.new_connector(config[CONNECTOR_CLASS_CONFIG])
-            if isinstance(connector, SinkConnector):
-                group = SinkGroupOffsets(self._config, config)
-                current = group.offsets()
-                reset: dict[TopicPartition, int | None] = dict.fromkeys(current)
-                handled = call_alter(name, "reset", lambda: connector.alter_offsets(config, reset))
-                group.delete()
-            else:
-                pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
-                    (entry["partition"], None)
-                    for entry in connector_offsets(self._offset_store, name)
-                ]
-                source = connector
-                handled = call_alter(name, "reset", lambda: source.alter_offsets(config, pairs))  # type: ignore[attr-defined]
-                reset_connector_offsets(self._offset_store, name)
-        return {"message": offsets_message("reset", handled)}
 
     # ------------------------------------------------------------------ validation and plugins
     def validate_connector_config(

@@ -77,6 +77,11 @@ class KafkaBasedLog:
         return config
 
     @property
+    def partitions(self) -> int:
+        """How many partitions the topic has (0 before :meth:`start`)."""
+        return len(self._assigned)
+
+    @property
     def started(self) -> bool:
         """Whether :meth:`start` succeeded and :meth:`stop` was not called since."""
         return self._consumer is not None

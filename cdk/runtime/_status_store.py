@@ -41,7 +41,7 @@ from cdk.runtime._status import (
     TopicStatus,
 )
 
-__all__ = ["KafkaStatusBackingStore"]
+__all__ = ["DriverStatusView", "KafkaStatusBackingStore"]
 
 log = logging.getLogger("cdk.runtime.statusstore")
 
@@ -319,3 +319,65 @@ class KafkaStatusBackingStore(StatusStore):
 
     def __repr__(self) -> str:
         return f"KafkaStatusBackingStore(topic={self.topic!r})"
+
+
+class DriverStatusView(StatusStore):
+    """The status store the driver's :class:`Worker` writes connector states into.
+
+    It passes everything to the status topic except the ``UNASSIGNED`` connector statuses the
+    worker writes when it starts or stops a connector instance: in distributed mode an
+    ``UNASSIGNED`` connector status ends the connector's running tasks, so only the herder
+    writes one, when the driver shuts down.
+
+    Args:
+        store: the status topic.
+    """
+
+    def __init__(self, store: KafkaStatusBackingStore) -> None:
+        super().__init__()
+        self.store = store
+
+    def put_connector(self, name: str, status: Status) -> None:
+        """Write a connector status, except ``UNASSIGNED``."""
+        if status.state is not State.UNASSIGNED:
+            self.store.put_connector(name, status)
+
+    def put_task(self, task_id: ConnectorTaskId, status: Status) -> None:
+        """Write a task status."""
+        self.store.put_task(task_id, status)
+
+    def connector(self, name: str) -> Status | None:
+        """The connector's status in the topic."""
+        return self.store.connector(name)
+
+    def task(self, task_id: ConnectorTaskId) -> Status | None:
+        """The task's status in the topic."""
+        return self.store.task(task_id)
+
+    def tasks(self, connector: str) -> dict[int, Status]:
+        """The connector's task statuses in the topic."""
+        return self.store.tasks(connector)
+
+    def connectors(self) -> set[str]:
+        """The connectors with a status in the topic."""
+        return self.store.connectors()
+
+    def remove_connector(self, name: str) -> None:
+        """Tombstone the connector's statuses."""
+        self.store.remove_connector(name)
+
+    def remove_task(self, task_id: ConnectorTaskId) -> None:
+        """Tombstone a task's status."""
+        self.store.remove_task(task_id)
+
+    def topics(self, connector: str) -> list[str]:
+        """The connector's active topics."""
+        return self.store.topics(connector)
+
+    def reset_topics(self, connector: str) -> None:
+        """Reset the connector's active topics."""
+        self.store.reset_topics(connector)
+
+    def active_topics(self, connector: str) -> ActiveTopics:
+        """The connector's active topics (written to the topic on first use)."""
+        return self.store.active_topics(connector)

@@ -3,7 +3,8 @@
 A Spark task learns how its generation ends from Kafka, as the contract of
 :mod:`cdk.runtime._placement` describes: it reads the config topic from just after its
 generation's ``commit-<name>`` record, and the status topic from the end offsets the driver read
-when it launched the job. :class:`GenerationWatcher` turns those records into
+when it launched the job (an ``UNASSIGNED`` connector status there ends the generation when its
+``generation`` is at least the task's). :class:`GenerationWatcher` turns those records into
 :class:`Signal` values: a new target state to pause or resume, or the reason the generation ended.
 """
 
@@ -164,7 +165,11 @@ class GenerationWatcher:
         record = decode_status(key, value)
         if record.kind != "connector" or record.connector != self._spec.connector:
             return None
-        if record.status is not None and record.status.state is State.UNASSIGNED:
+        if (
+            record.status is not None
+            and record.status.state is State.UNASSIGNED
+            and record.generation >= self._spec.generation
+        ):
             return Signal(end=f"the herder ({record.status.worker_id}) unassigned the connector")
         return None
 

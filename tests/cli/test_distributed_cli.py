@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 from tests._wait import wait_until
+from tests.integration._support import reading
 
 CDK = Path(sys.executable).with_name("cdk")
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -35,6 +37,7 @@ def write_worker(tmp_path: Path, bootstrap: str, **extra: str) -> Path:
         "value.converter": JSON,
         "listeners": "http://127.0.0.1:0",
         "spark.master": "local[2]",
+        "spark.ui.enabled": "false",
         **extra,
     }
     path = tmp_path / "worker.properties"
@@ -80,6 +83,7 @@ def _spark_placement_available() -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # a JVM of its own: its start takes minutes on a loaded machine
 @pytest.mark.xdist_group("spark")
 @pytest.mark.skipif(not _spark_placement_available(), reason="needs pyspark and cdk.spark")
 def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
@@ -101,18 +105,15 @@ def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
     try:
         banner = wait_until(
             lambda: next((x for x in list(lines) if "cdk distributed: REST API at" in x), None),
-            120,
+            600,
             message=lambda: "startup banner; stderr:\n" + "".join(lines),
         )
         assert "spark.master=local[2]" in banner
         match = re.search(r"REST API at (http://\S+);", banner)
         assert match, banner
-        config = {
-            "connector.class": "tests.connectors.generator.GeneratorSourceConnector",
-            "topic": topic,
-            "tasks.max": "1",
-            "poll.interval.ms": "100",
-        }
+        source = tmp_path / "in.txt"
+        source.write_text("one\ntwo\nthree\n", encoding="utf-8")
+        config = {"connector.class": "FileStreamSource", "file": str(source), "topic": topic}
         with httpx.Client(base_url=match.group(1), timeout=60) as client:
             r = client.post("/connectors", json={"name": "gen", "config": config})
             assert r.status_code == 201, r.text
@@ -122,8 +123,11 @@ def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
                 return [t["state"] for t in status.get("tasks", [])] == ["RUNNING"]
 
             wait_until(running, 120, 0.2, "the task RUNNING on a Spark executor")
+            with reading(kafka_bootstrap, topic) as records:
+                values = [json.loads(m.value)["payload"] for m in records.wait_for(3)]
+            assert values == ["one", "two", "three"]
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=120) == 0
+        assert process.wait(timeout=300) == 0
     finally:
         if process.poll() is None:
             process.kill()

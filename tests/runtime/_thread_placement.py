@@ -1,52 +1,45 @@
-"""A task placement for the distributed herder's tests: each generation on a thread.
+"""A task placement for the distributed herder's tests: each task of a generation on a thread.
 
-It stands where the Spark placement runs its jobs: each generation gets an "executor" of its own
-(a :class:`Worker` with its own status, offset and config-topic clients, as a Spark task has),
-runs its tasks there, and ends them the way the placement contract says: by what it reads in
-the config and status topics (a later ``commit-``, a connector tombstone, a
-``status-connector-`` UNASSIGNED written with its generation or a later one), never by a call
-from the herder. PAUSED/STARTED target
-states read from the config topic pause and resume the tasks in place.
+It stands where the Spark placement runs its jobs, and runs each task with the same
+executor-side runner a Spark task runs (:func:`cdk.spark._executor.run_task`: the standalone
+runner with the offset and status topics, following the config and status topics to know when
+its generation ends or pauses). Only Spark itself is left out, so the herder's tests stay fast;
+the Spark placement has its own tests (tests/spark).
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 from collections.abc import Mapping
 from typing import Any
 
-from cdk.runtime._config_secrets import resolve_variables
-from cdk.runtime._config_store import KafkaConfigBackingStore
-from cdk.runtime._distributed_config import DistributedConfig
-from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime._placement import PlacementListener, TaskGeneration
 from cdk.runtime._plugins import Plugins
-from cdk.runtime._status import State, TargetState
-from cdk.runtime._status_store import KafkaStatusBackingStore
-from cdk.runtime._worker import Worker
+from cdk.spark._executor import run_task
+from cdk.spark._spec import TaskSpec, extra_plugin_paths, worker_props_without_spark
 
 log = logging.getLogger("tests.thread_placement")
-
-_EXECUTOR_IDS = itertools.count()
 
 
 class _Run:
     def __init__(self, generation: TaskGeneration) -> None:
         self.generation = generation
-        self.cancel = threading.Event()
-        self.done = threading.Event()
-        self.thread: threading.Thread | None = None
+        self.threads: list[threading.Thread] = []
         self.failures: dict[int, str] = {}
+        self.lock = threading.Lock()
+        self.left = 0
+
+    def ended(self) -> bool:
+        return all(not t.is_alive() for t in self.threads)
 
 
 class ThreadPlacement:
-    """Runs generations on threads, each with executor-side clients of the three topics.
+    """Runs each task of a generation on a thread with the executor-side runner.
 
     Args:
         worker_props: the distributed worker properties (the same as the driver's).
-        plugins: the plugin registry.
+        plugins: the driver's plugin registry.
         slots: what :meth:`slots` answers (``None``: unknown).
     """
 
@@ -57,8 +50,8 @@ class ThreadPlacement:
         *,
         slots: int | None = None,
     ) -> None:
-        self._props = dict(worker_props)
-        self._plugins = plugins or Plugins()
+        self._props = worker_props_without_spark(worker_props)
+        self._extra = extra_plugin_paths(plugins.extra if plugins is not None else ())
         self._slots = slots
         self._listener: PlacementListener | None = None
         self._lock = threading.Lock()
@@ -70,14 +63,34 @@ class ThreadPlacement:
         self._listener = listener
 
     def launch(self, generation: TaskGeneration) -> None:
-        run = _Run(generation)
-        run.thread = threading.Thread(
-            target=self._run, args=(run,), name=f"placement-{generation.connector}", daemon=True
+        numbers = [t.task for t in generation.task_ids()]
+        spec = TaskSpec(
+            connector=generation.connector,
+            generation=generation.generation,
+            connector_config=dict(generation.connector_config),
+            task_configs={n: dict(generation.task_configs[n]) for n in numbers},
+            target_state=generation.target_state.value,
+            worker_props=self._props,
+            extra_plugins=self._extra,
+            status_offsets=self._status_end_offsets(),
+            graceful_timeout_ms=int(self._props.get("task.shutdown.graceful.timeout.ms", 5000)),
         )
+        run = _Run(generation)
+        run.left = len(numbers)
+        run.threads = [
+            threading.Thread(
+                target=self._run,
+                args=(run, spec, n),
+                name=f"placement-{generation.connector}-{n}",
+                daemon=True,
+            )
+            for n in numbers
+        ]
         with self._lock:
             self._runs.setdefault(generation.connector, []).append(run)
             self.launched.append(generation)
-        run.thread.start()
+        for thread in run.threads:
+            thread.start()
 
     def await_end(self, connector: str, timeout_s: float) -> bool:
         with self._lock:
@@ -92,73 +105,48 @@ class ThreadPlacement:
             runs = [r for rs in self._runs.values() for r in rs]
         self._await(runs, timeout_s)
 
-    def _await(self, runs: list[_Run], timeout_s: float) -> bool:
+    @staticmethod
+    def _await(runs: list[_Run], timeout_s: float) -> bool:
         ended = True
         for run in runs:
-            if not run.done.wait(timeout_s):
-                ended = False
-                run.cancel.set()
-                run.done.wait(timeout_s + 10)
-        return ended
+            for thread in run.threads:
+                thread.join(timeout_s)
+                ended = ended and not thread.is_alive()
+        return ended  # a thread cannot be cancelled: it goes on as a daemon
 
     def running(self, connector: str) -> list[TaskGeneration]:
-        """The generations of ``connector`` still running."""
+        """The generations of ``connector`` with a task still running."""
         with self._lock:
-            return [r.generation for r in self._runs.get(connector, []) if not r.done.is_set()]
+            return [r.generation for r in self._runs.get(connector, []) if not r.ended()]
 
     # ------------------------------------------------------------------ the "executor"
-    def _run(self, run: _Run) -> None:
-        gen = run.generation
-        name = gen.connector
-        executor_id = f"thread-executor-{next(_EXECUTOR_IDS)}"
-        config = DistributedConfig(self._props, plugins=self._plugins)
-        servers = config.bootstrap_servers
-        status = KafkaStatusBackingStore(config.status_topic, servers, create=False)
-        offsets = KafkaOffsetBackingStore(config.offset_topic, servers)
-        configs = KafkaConfigBackingStore(config.config_topic, servers, create=False)
-        worker: Worker | None = None
+    def _run(self, run: _Run, spec: TaskSpec, number: int) -> None:
         try:
-            status.start()
-            configs.start()
-            status.set_generation(name, gen.generation)
-            worker = Worker(config, self._plugins, offsets, status, worker_id=executor_id)
-            worker.start()
-            originals = config.originals()
-            props = resolve_variables(originals, gen.connector_config)
-            for task_id in gen.task_ids():
-                task_props = resolve_variables(originals, gen.task_configs[task_id.task])
-                worker.start_task(task_id, props, task_props, gen.target_state)
-            target = gen.target_state
-            while not run.cancel.wait(0.05):
-                snapshot = configs.refresh()
-                if snapshot.generations.get(name, -1) > gen.generation:
-                    break
-                if name not in snapshot.connector_configs:
-                    break
-                now = status.connector_with_generation(name)
-                if (
-                    now is not None
-                    and now[0].state is State.UNASSIGNED
-                    and now[1] >= gen.generation
-                ):
-                    break  # the herder shut down
-                wanted = snapshot.target_state(name) or TargetState.STARTED
-                if wanted is not target and wanted is not TargetState.STOPPED:
-                    worker.set_tasks_target_state(name, wanted)
-                    target = wanted
-            if run.cancel.is_set():
-                for task_id in gen.task_ids():
-                    run.failures[task_id.task] = "cancelled after the graceful timeout"
-                worker.stop_tasks(worker.task_ids(), timeout_s=0.0)
+            run_task(spec, number)
         except Exception as exc:
-            log.exception("Generation %d of %s failed", gen.generation, name)
-            for task_id in gen.task_ids():
-                run.failures[task_id.task] = f"{type(exc).__name__}: {exc}"
+            log.exception("Task %s-%d failed on its thread", spec.connector, number)
+            with run.lock:
+                run.failures[number] = f"{type(exc).__name__}: {exc}"
         finally:
-            if worker is not None:
-                worker.stop()  # graceful: each task commits and reports UNASSIGNED
-            status.stop()
-            configs.stop()
-            run.done.set()
-            if self._listener is not None:
-                self._listener.generation_ended(name, gen.generation, dict(run.failures))
+            with run.lock:
+                run.left -= 1
+                last = run.left == 0
+            if last and self._listener is not None:
+                gen = run.generation
+                self._listener.generation_ended(gen.connector, gen.generation, run.failures)
+
+    def _status_end_offsets(self) -> dict[int, int]:
+        from confluent_kafka import Consumer, TopicPartition
+
+        topic = str(self._props["status.storage.topic"])
+        consumer = Consumer(
+            {"bootstrap.servers": self._props["bootstrap.servers"], "group.id": "thread-placement"}
+        )
+        try:
+            metadata = consumer.list_topics(topic, timeout=30).topics[topic]
+            return {
+                p: max(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1], 0)
+                for p in metadata.partitions
+            }
+        finally:
+            consumer.close()

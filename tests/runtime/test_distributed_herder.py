@@ -8,6 +8,7 @@ herder's part: what it writes, what it recovers after a restart, and what the ta
 from __future__ import annotations
 
 import logging
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -71,9 +72,14 @@ def driver(props: dict[str, str]) -> Iterator[Driver]:
     """Start drivers on ``props``: ``driver(rest=False, slots=None)``; all stopped at teardown."""
     started: list[DistributedWorker] = []
 
-    def start(*, rest: bool = False, slots: int | None = None) -> DistributedWorker:
+    def start(
+        *, rest: bool = False, slots: int | None = None, cluster_id_timeout: float = 0
+    ) -> DistributedWorker:
         worker = DistributedWorker(
-            props, placement=ThreadPlacement(props, slots=slots), rest=rest, cluster_id_timeout=0
+            props,
+            placement=ThreadPlacement(props, slots=slots),
+            rest=rest,
+            cluster_id_timeout=cluster_id_timeout,
         )
         started.append(worker)
         return worker.start()
@@ -124,13 +130,14 @@ def test_source_and_sink_move_every_record_through_the_placement(
     herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
     status = _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
     assert status["connector"]["worker_id"] == herder.worker_id
-    assert all(t["worker_id"].startswith("thread-executor-") for t in status["tasks"])
+    # the executor-side runner reports its executor (the driver's host in local mode)
+    assert all(t["worker_id"].endswith(":driver") for t in status["tasks"])
     store = wait_store_keys(tmp_path / "store", all_keys(2, 40))
     assert sum(store.keys().values()) == 80  # no loss, no duplicate
     # the config topic reads as a Java cluster's
     keys = [k for _p, k, _v in _records(kafka_bootstrap, props["config.storage.topic"])]
     assert keys[:4] == [b"connector-src", b"task-src-0", b"task-src-1", b"commit-src"]
-    generation = herder._generations["src"]
+    generation = herder.generation("src")
     assert [g.generation for g in _placement(worker).launched if g.connector == "src"] == [
         generation
     ]
@@ -145,18 +152,18 @@ def test_tasks_max_changes_relaunch_a_generation_without_loss(
     config = generator_config(topic, records=300, partitions=2, poll_interval_ms=30, batch_size=5)
     herder.create_connector("src", config)
     _wait_states(worker, "src", "RUNNING", ["RUNNING"])
-    first = herder._generations["src"]
+    first = herder.generation("src")
     with reading(kafka_bootstrap, topic) as reader:
         reader.wait_for(20)
         herder.put_connector_config("src", {**config, "tasks.max": "2"})
         _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-        second = herder._generations["src"]
+        second = herder.generation("src")
         assert second > first
         assert _placement(worker).running("src")[0].generation == second
         reader.wait_for(len(reader.messages) + 20)
         herder.put_connector_config("src", {**config, "tasks.max": "1"})
         _wait_states(worker, "src", "RUNNING", ["RUNNING"])
-        assert herder._generations["src"] > second
+        assert herder.generation("src") > second
         reader.wait_for(600)
         keys = reader.keys()
     assert set(keys) == set(all_keys(2, 300))
@@ -257,7 +264,7 @@ def test_placement_failures_are_failed_tasks_and_restarts_bring_them_back(
         ),
     )
     _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-    generation = herder._generations["src"]
+    generation = herder.generation("src")
     herder.generation_ended("src", generation - 1, {0: "stale"})  # a superseded job: ignored
     herder.generation_ended("src", generation, {1: "Lost executor 3\n  at somewhere"})
     status = herder.task_status("src", 1)
@@ -268,10 +275,10 @@ def test_placement_failures_are_failed_tasks_and_restarts_bring_them_back(
     assert plan["connector"]["state"] == "RUNNING"
     assert [t["state"] for t in plan["tasks"]] == ["RUNNING", "RESTARTING"]
     _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-    assert herder._generations["src"] > generation
-    before = herder._generations["src"]
+    assert herder.generation("src") > generation
+    before = herder.generation("src")
     herder.restart_task("src", 0)
-    assert herder._generations["src"] > before
+    assert herder.generation("src") > before
     _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
     with pytest.raises(NotFoundException, match="not found"):
         herder.restart_task("src", 5)
@@ -340,14 +347,20 @@ def test_distributed_config_errors_name_the_key(kafka_bootstrap: str) -> None:
 
 
 def test_without_pyspark_the_default_placement_says_what_to_install(
-    kafka_bootstrap: str,
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("pyspark is installed: the Spark placement is used")
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # as when the spark extra is missing
     worker = DistributedWorker(_props(kafka_bootstrap, f"np-{uuid.uuid4().hex[:6]}"), rest=False)
     with pytest.raises(ConnectException, match=r"pip install 'connect-cdk\[spark\]'"):
         worker.start()
+
+
+def test_replays_the_recorded_kafka_exchanges_in_distributed_mode(
+    driver: Driver, tmp_path: Path
+) -> None:
+    from tests.runtime.test_rest import replay
+
+    worker = driver(rest=True, cluster_id_timeout=10)
+    assert worker.rest_url is not None
+    with httpx.Client(base_url=worker.rest_url, timeout=30) as client:
+        replay(client, tmp_path)

@@ -181,6 +181,13 @@ def test_config_store_needs_a_compacted_topic_and_a_name(kafka_bootstrap: str) -
     ):
         store.start()
     store.stop()
+    topic = _topic("configs")
+    new = NewTopic(
+        topic, num_partitions=2, replication_factor=1, config={"cleanup.policy": "compact"}
+    )
+    admin.create_topics([new])[topic].result(timeout=10)
+    with pytest.raises(ConfigException, match="required to have a single partition"):
+        KafkaConfigBackingStore(topic, kafka_bootstrap).start()
 
 
 # ------------------------------------------------------------------------------ status topic

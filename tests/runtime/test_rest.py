@@ -108,6 +108,24 @@ def replay(client: httpx.Client, tmp_path: Path) -> None:
                 30,
                 message=f"{exchange['request']} -> {wanted}",
             )
+        if method == "GET" and "expand=status" in path and exchange["status"] == 200:
+            # in distributed mode the tasks report their states themselves, a moment later
+            wanted_all = {
+                name: [entry["status"]["connector"]["state"]]
+                + [t["state"] for t in entry["status"]["tasks"]]
+                for name, entry in recorded.items()
+                if "status" in entry
+            }
+            wait_until(
+                lambda call=call, wanted_all=wanted_all: all(
+                    [(e := call().json()[name]["status"])["connector"]["state"]]
+                    + [t["state"] for t in e["tasks"]]
+                    == states
+                    for name, states in wanted_all.items()
+                ),
+                30,
+                message=f"{exchange['request']} -> {wanted_all}",
+            )
         if method == "GET" and path.endswith("/offsets"):
             wait_until(lambda call=call: call().json()["offsets"], 30, message="offsets")
         response = call()

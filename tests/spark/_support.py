@@ -110,8 +110,8 @@ class StateTopics:
     def delete(self, connector: str) -> int:
         return self._write(self.config_topic, connector_key(connector), None)
 
-    def unassign(self, connector: str, herder: str = "driver:8083") -> int:
-        value = encode_status(_unassigned(herder), 0)
+    def unassign(self, connector: str, generation: int, herder: str = "driver:8083") -> int:
+        value = encode_status(_unassigned(herder), generation)
         return self._write(self.status_topic, status_connector_key(connector), value)
 
     def task_statuses(self, connector: str) -> dict[int, Any]:

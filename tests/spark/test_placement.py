@@ -97,7 +97,11 @@ def test_source_generations_end_on_commit_and_resume_without_loss(cluster: Clust
     running = cluster.topics.wait_tasks("src", ["RUNNING", "RUNNING"])
     assert all(r.generation == gen1.generation for r in running.values())
     assert all(r.status.worker_id.endswith(":driver") for r in running.values())
-    wait_until(lambda: reader.poll() >= 400, 60, message="records of generation 1")
+    wait_until(
+        lambda: all(len(seqs_by_stream(reader).get(s, ())) >= 200 for s in ("p0", "p1")),
+        60,
+        message="records of both streams in generation 1",
+    )
 
     # generation 2 emits up to a bound past what generation 1 reached
     bounded = source_configs("src", topic, streams, records="20000", batch_size="200")
@@ -157,7 +161,11 @@ def test_unassigned_connector_status_ends_generation(cluster: Cluster) -> None:
     gen = cluster.topics.commit_generation("un", connector, tasks)
     cluster.placement.launch(gen)
     cluster.topics.wait_tasks("un", ["RUNNING"])
-    cluster.topics.unassign("un")
+    # an UNASSIGNED of an older generation (a previous driver's) does not end it
+    cluster.topics.unassign("un", gen.generation - 1)
+    cluster.topics.target_state("un", TargetState.PAUSED)
+    cluster.topics.wait_tasks("un", ["PAUSED"])  # read after the stale UNASSIGNED: still there
+    cluster.topics.unassign("un", gen.generation)
     assert cluster.placement.await_end("un", 30)
     assert cluster.listener.wait("un", gen.generation) == {}
     cluster.topics.wait_tasks("un", ["UNASSIGNED"])
