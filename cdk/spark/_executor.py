@@ -45,6 +45,10 @@ log = logging.getLogger("cdk.spark.executor")
 #: (the generation had ended before the task could start).
 TaskOutcome = tuple[int, str, str | None]
 
+#: The executor's log lines (as the CLI's, with the process id: several Python workers share
+#: one executor log).
+_LOG_FORMAT = "[%(asctime)s] %(levelname)s [pid %(process)d] %(name)s: %(message)s"
+
 #: How often the task's thread is checked while no record arrives.
 _POLL_S = 0.2
 
@@ -74,8 +78,20 @@ def _client_config(config: WorkerConfig) -> dict[str, Any]:
     return dict(config.admin_props())
 
 
+def _configure_logging() -> None:
+    """Send the kit's log records to the Python worker's stderr (the executor's log) once."""
+    logger = logging.getLogger("cdk")
+    if logger.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def run_partition(spec: TaskSpec, numbers: Iterator[int]) -> Iterator[TaskOutcome]:
     """The ``mapPartitions`` function of a generation's job: run each task number given."""
+    _configure_logging()
     _extend_path(spec.python_path)
     for number in numbers:
         yield run_task(spec, number)

@@ -12,6 +12,7 @@ from tests.connectors.generator import GeneratorSourceTask
 __all__ = ["KillingSourceTask", "StuckSourceTask"]
 
 KILL_AFTER = "kill.after"
+KILL_ALWAYS = "kill.always"
 
 
 def _attempt() -> int:
@@ -26,6 +27,8 @@ class KillingSourceTask(GeneratorSourceTask):
 
     It dies once it emitted ``kill.after`` records and at least 1.5 s passed since it started
     (so that some offsets were committed first, with ``offset.flush.interval.ms`` below that).
+    With ``kill.always=true`` it dies at its first poll on every attempt (Spark's retries run
+    out).
     """
 
     def start(self, props: dict[str, str]) -> None:
@@ -33,8 +36,11 @@ class KillingSourceTask(GeneratorSourceTask):
         self._kill_after = int(props.get(KILL_AFTER, "-1"))
         self._started_at = time.monotonic()
         self._polled = 0
+        self._always = props.get(KILL_ALWAYS) == "true"
 
     def poll(self) -> list[SourceRecord] | None:
+        if self._always:
+            os._exit(18)
         if (
             self._kill_after >= 0
             and self._polled >= self._kill_after

@@ -243,6 +243,23 @@ def test_killed_python_worker_is_retried_and_resumes_from_committed_offsets(
     assert cluster.listener.wait("kill", gen.generation) == {}
 
 
+def test_exhausted_retries_fail_the_task_and_abort_its_job(cluster: Cluster) -> None:
+    """A task whose Python worker dies on every attempt: the listener hears Spark's reason."""
+    topic = make_topic(cluster.topics.bootstrap, prefix="dspark")
+    connector, tasks = source_configs(
+        "doomed", topic, [["p0"], ["p1"]], task_class=KILLING_TASK, poll_interval_ms="20"
+    )
+    tasks[1]["kill.always"] = "true"
+    gen = cluster.topics.commit_generation("doomed", connector, tasks)
+    cluster.placement.launch(gen)
+    failures = cluster.listener.wait("doomed", gen.generation, timeout=180)
+    assert sorted(failures) == [0, 1]
+    assert "The Spark task failed 8 times (spark.task.maxFailures)" in failures[1]
+    assert "Python worker exited unexpectedly" in failures[1]
+    assert "was aborted because task 1 failed" in failures[0]
+    assert cluster.placement.await_end("doomed", 1)
+
+
 def test_sink_task_commits_its_consumer_offsets(cluster: Cluster, tmp_path: Any) -> None:
     """A sink generation consumes a topic, commits to connect-<name>, and ends on a commit."""
     from tests.connectors.recording import read_store
