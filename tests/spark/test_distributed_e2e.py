@@ -276,7 +276,7 @@ def test_rest_exchanges_answer_as_kafka_connect_in_distributed_mode(
     worker = driver(rest=True)
     assert worker.rest_url is not None
     with httpx.Client(base_url=worker.rest_url, timeout=30) as client:
-        replay(client, tmp_path)
+        replay(client, tmp_path, timeout=SPARK_TIMEOUT)
 
 
 ENGINE_ANSWERS = any(
