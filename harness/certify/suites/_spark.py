@@ -247,6 +247,7 @@ def tasks_max_distributed(ctx: CheckContext) -> None:
         flow.send(BATCH, "written with tasks.max=1", streams=streams)
         w.create(name, config)
         await_running(w, name, when="with tasks.max=1", tasks=1, timeout=SPARK_STATE_TIMEOUT_S)
+        flow.expect_all("the records written with tasks.max=1", SPARK_DELIVERY_TIMEOUT_S)
         for before, after in ((1, 2), (2, 1)):
             changed = {**config, "tasks.max": str(after)}
             call(w, "PUT", f"/connectors/{name}/config", changed)
