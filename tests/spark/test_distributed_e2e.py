@@ -129,6 +129,10 @@ def test_source_with_two_tasks_and_a_sink_move_every_record(
     topic = make_topic(kafka_bootstrap, partitions=2)
     worker = driver()
     herder = worker.herder
+    placement = worker.placement
+    assert placement is not None
+    # the 3 tasks need both workers' executors, which register one by one
+    wait_until(lambda: (placement.slots() or 0) >= spark_cluster.cores, SPARK_TIMEOUT, 0.5)
     records = 2000
     herder.create_connector(
         "src",
@@ -297,6 +301,15 @@ def test_the_pipeline_runs_on_spark_containers(kafka_bootstrap: str, tmp_path: P
     with TestcontainersSpark(2, cores=2) as spark:
         props = driver_props(kafka_bootstrap, spark)
         with DistributedWorker(props, rest=False, cluster_id_timeout=0) as worker:
+            # the containers' executors register one by one: the 3 tasks need both
+            placement = worker.placement
+            assert placement is not None
+            wait_until(
+                lambda: (placement.slots() or 0) >= spark.cores,
+                SPARK_TIMEOUT,
+                0.5,
+                lambda: f"{spark.cores} task slots, have {placement.slots()}",
+            )
             worker.herder.create_connector(
                 "src", generator_config(topic, records=500, partitions=2, tasks_max=2)
             )
