@@ -165,6 +165,10 @@ def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None
         )
         out["pipeline rec/s"] = records / max(done - counter.first, 1e-9)
         if isinstance(spark, StandaloneSpark):
+            # free the slots: the killed worker's task needs one on the other worker
+            for name in ("src", "sink"):
+                rest.delete(f"/connectors/{name}").raise_for_status()
+            _wait(lambda: rest.get("/connectors").json() == [], TIMEOUT, "the connectors deleted")
             out.update(_kill_and_recover(rest, spark, bootstrap))
         rest.close()
     finally:
