@@ -19,6 +19,7 @@ Run with ``.venv/bin/python bench/distributed_vs_standalone.py [--records N]``.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
 import time
@@ -228,6 +229,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=100_000)
     args = parser.parse_args()
+    # a SIGTERM stops the run through the finally blocks, which stop the Spark JVMs
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rows = []
     with EmbeddedKafka() as kafka:
         bootstrap = kafka.bootstrap_servers
