@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from cdk.errors import NotFoundException
 from cdk.runtime import DistributedWorker
@@ -297,6 +298,8 @@ ENGINE_ANSWERS = any(
     reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
 )
 def test_the_pipeline_runs_on_spark_containers(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Source -> topic -> sink with every task in a Spark container (the sink writes inside its
+    container, so what it consumed is read from its consumer group's committed offsets)."""
     topic = make_topic(kafka_bootstrap, partitions=2)
     with TestcontainersSpark(2, cores=2) as spark:
         props = driver_props(kafka_bootstrap, spark)
@@ -314,6 +317,26 @@ def test_the_pipeline_runs_on_spark_containers(kafka_bootstrap: str, tmp_path: P
                 "src", generator_config(topic, records=500, partitions=2, tasks_max=2)
             )
             worker.herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
-            wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-            store = wait_store_keys(tmp_path / "store", all_keys(2, 500), timeout=SPARK_TIMEOUT)
-    assert set(store.keys()) == set(all_keys(2, 500))
+            status = wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+            assert all(t["worker_id"].rpartition(":")[2].isdigit() for t in status["tasks"])
+            with reading(kafka_bootstrap, topic) as reader:
+                reader.wait_for(1000, timeout=SPARK_TIMEOUT)
+                keys = reader.keys()
+            wait_until(
+                lambda: _committed(kafka_bootstrap, "connect-sink", topic) >= 1000,
+                SPARK_TIMEOUT,
+                0.5,
+                lambda: (
+                    f"the sink's commits, have {_committed(kafka_bootstrap, 'connect-sink', topic)}"
+                ),
+            )
+    assert set(keys) == set(all_keys(2, 500))
+
+
+def _committed(bootstrap: str, group: str, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        offsets = consumer.committed([TopicPartition(topic, p) for p in (0, 1)], timeout=10)
+    finally:
+        consumer.close()
+    return sum(max(0, tp.offset) for tp in offsets)
