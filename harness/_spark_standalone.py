@@ -294,6 +294,28 @@ class StandaloneSpark(SparkProvider):
             f"{count} workers to register with the master",
         )
 
+    def worker_of_executor(self, executor: str) -> int | None:
+        """The index of the worker that runs executor ``executor`` of a running application.
+
+        ``executor`` is Spark's executor id, or a task's ``worker_id`` as the Spark placement
+        reports it (``<host>:<executor id>``). A worker runs each executor in
+        ``<its work dir>/<app id>/<executor id>``; executor ids restart at 0 in each
+        application, so the applications the master lists as running are looked at first,
+        the newest first.
+        """
+        number = executor.rpartition(":")[2]
+        if not number.isdigit():
+            return None
+        active = {app.get("id") for app in self.master_state().get("activeapps", [])}
+        found: list[tuple[bool, str, int]] = []
+        for worker in self.workers:
+            for folder in (self.workdir / f"worker-{worker.index}").glob(f"app-*/{number}"):
+                app = folder.parent.name
+                found.append((app in active, app, worker.index))
+        if not found:
+            return None
+        return max(found)[2]
+
     def log_tail(self, lines: int = 30) -> str:
         """The end of the master's and each worker's log, for failure messages."""
         parts = [_tail("master", self.master_log, lines)]

@@ -3,6 +3,7 @@
 ::
 
     pytest -p harness.pytest_plugin --cdk-project=. [--cdk-kafka=embedded] [--cdk-only=OFF]
+           [--cdk-runtime=embedded|distributed]
 
 Each check the project's drivers plan becomes a test item of the project's ``pyproject.toml``,
 ``pyproject.toml::<id>[<subject>]`` (``-k OFF-01`` selects it): it passes when the check passes,
@@ -50,6 +51,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Kafka for the checks: embedded (default), testcontainers or host:port[,...].",
     )
     group.addoption(
+        "--cdk-runtime",
+        choices=("embedded", "distributed"),
+        default="embedded",
+        help="embedded (default; the distributed checks are skipped) or distributed (they run "
+        "on a standalone Spark cluster of 2 workers, started for each of them).",
+    )
+    group.addoption(
         "--cdk-only",
         metavar="IDS",
         action="append",
@@ -84,7 +92,9 @@ def pytest_configure(config: pytest.Config) -> None:
         planned = plan(project, only, skip)
     except (ConnectException, ValueError) as exc:
         raise pytest.UsageError(f"--cdk-project {path}: {exc}") from None
-    config.pluginmanager.register(_CertificationSession(project, planned, spec), _PLUGIN_NAME)
+    session = _CertificationSession(project, planned, spec)
+    session.runtime = str(config.getoption("cdk_runtime"))
+    config.pluginmanager.register(session, _PLUGIN_NAME)
 
 
 class _CertificationSession:
@@ -104,6 +114,7 @@ class _CertificationSession:
         self.starts = 0
         self.ran = 0
         self.workdir = Path(tempfile.mkdtemp(prefix="cdk-certify-pytest-"))
+        self.runtime = "embedded"
 
     def bootstrap(self) -> str:
         """The bootstrap servers of the session's Kafka, started on first use."""
@@ -132,6 +143,7 @@ class _CertificationSession:
             kafka=bootstrap,
             only=[check.id],
             workdir=self.workdir / f"{self.ran:03d}-{check.id}",
+            runtime=self.runtime,
         )
         return run.results[0]
 

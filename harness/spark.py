@@ -17,6 +17,7 @@ on this machine needs (:meth:`SparkProvider.spark_properties`).
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -63,11 +64,9 @@ def spark_provider(spec: str = "local[2]", **options: Any) -> SparkProvider:
         if match["name"] == "standalone":
             return StandaloneSpark(count, **options)
         return TestcontainersSpark(count, **options)
-    if text == "local[*]" or re.match(r"^(spark|k8s|mesos)://\S+$|^yarn$", text):
-        if text == "local[*]":
-            import os
-
-            return LocalSpark(os.cpu_count() or 1)
+    if text == "local[*]":
+        return LocalSpark(os.cpu_count() or 1, **options)
+    if re.match(r"^(spark|k8s|mesos)://\S+$|^yarn$", text):
         return ExternalSpark(text, **options)
     raise ConfigException(
         "spark provider",

@@ -77,7 +77,12 @@ def test_replays_the_recorded_kafka_exchanges(kafka_bootstrap: str, tmp_path: Pa
             replay(client, tmp_path)
 
 
-def replay(client: httpx.Client, tmp_path: Path) -> None:
+def replay(client: httpx.Client, tmp_path: Path, timeout: float = 30) -> None:
+    """Send the recorded requests; each answer must have the recorded status and shape.
+
+    States change asynchronously (pause, resume; in distributed mode, tasks report from their
+    executors): a status read waits up to ``timeout`` seconds for the recorded states.
+    """
     exchanges = json.loads(EXCHANGES.read_text(encoding="utf-8"))["exchanges"]
     source_file = tmp_path / "input-10.txt"
     source_file.write_text("".join(f"line {i}\n" for i in range(10)), encoding="utf-8")
@@ -105,8 +110,22 @@ def replay(client: httpx.Client, tmp_path: Path) -> None:
                     (r := call().json())["connector"]["state"] == wanted[0]
                     and [t["state"] for t in r["tasks"]] == wanted[1]
                 ),
-                30,
+                timeout,
                 message=f"{exchange['request']} -> {wanted}",
+            )
+        if method == "GET" and "expand=status" in path and exchange["status"] == 200:
+
+            def task_states(body: Any) -> dict[str, list[str]]:
+                return {
+                    name: [t["state"] for t in entry.get("status", {}).get("tasks", [])]
+                    for name, entry in body.items()
+                }
+
+            expected = task_states(recorded)
+            wait_until(
+                lambda call=call, expected=expected: task_states(call().json()) == expected,
+                timeout,
+                message=f"{exchange['request']} -> {expected}",
             )
         if method == "GET" and "expand=status" in path and exchange["status"] == 200:
             # in distributed mode the tasks report their states themselves, a moment later
@@ -127,7 +146,7 @@ def replay(client: httpx.Client, tmp_path: Path) -> None:
                 message=f"{exchange['request']} -> {wanted_all}",
             )
         if method == "GET" and path.endswith("/offsets"):
-            wait_until(lambda call=call: call().json()["offsets"], 30, message="offsets")
+            wait_until(lambda call=call: call().json()["offsets"], timeout, message="offsets")
         response = call()
         context = f"{exchange['request']} ({exchange.get('note', '')})"
         assert response.status_code == exchange["status"], f"{context}: {response.text}"

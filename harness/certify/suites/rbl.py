@@ -24,8 +24,10 @@ from cdk.runtime import EmbeddedWorker
 from harness.certify._checks import CheckFailed, CheckNotVerified, CheckSkipped, check
 from harness.certify._context import CheckContext, WorkerHandle
 from harness.certify._rest import RestClient
+from harness.certify.suites import _spark
 from harness.certify.suites._faults import class_path
 from harness.certify.suites._flows import BATCH, Flow, await_running, brief_status, call
+from harness.certify.suites._spark import SPARK_NEEDS
 
 __all__: list[str] = []
 
@@ -631,3 +633,51 @@ def _explain_loss(
     if not notes:
         return exc
     return CheckFailed(exc.expected, f"{exc.actual}. {'; '.join(notes)}", exc.details)
+
+
+# ---------------------------------------------------------------------------------------------
+# The distributed runtime (bodies in _spark, with the other distributed checks).
+
+
+@check(
+    "RBL-05",
+    "Tasks of a lost Spark worker run again when a worker rejoins, without loss",
+    needs=SPARK_NEEDS,
+    exclusive=True,
+    capabilities=("streams > 1 (source)",),
+    fix=(
+        "Let a task start again anywhere at any time: no lock, file or claim held by a task "
+        "that died may keep its successor from starting."
+    ),
+)
+def worker_leaves_and_rejoins(ctx: CheckContext) -> None:
+    """Two tasks on two Spark workers: one worker leaves, then joins again.
+
+    The connector runs with 2 tasks, one per Spark worker (a source on 2 input streams, a
+    sink on a 2-partition topic). The worker of task 0 is killed: with the only other slot busy,
+    Spark cannot run task 0 until a worker rejoins, while task 1 keeps delivering. The worker
+    is started again: task 0 must be RUNNING again (on a new executor) and every record,
+    written before, during and after the loss, is delivered.
+    """
+    _spark.worker_leaves_and_rejoins(ctx)
+
+
+@check(
+    "RBL-06",
+    "tasks.max 1 -> 2 -> 1 in distributed mode, without loss",
+    needs=SPARK_NEEDS,
+    exclusive=True,
+    capabilities=("streams > 1 (source)",),
+    fix=(
+        "Split the work over ``max_tasks`` in ``task_configs`` and let each task resume "
+        "every stream it gets from that stream's stored offset (as RBL-01 and RBL-02)."
+    ),
+)
+def tasks_max_distributed(ctx: CheckContext) -> None:
+    """Changing tasks.max on a distributed driver starts a new generation of Spark tasks.
+
+    The connector starts with ``tasks.max=1`` (a source on 2 input streams, a sink on a
+    2-partition topic), goes to 2 and back to 1. After each change, the new number of tasks
+    must be RUNNING on the cluster and every record written so far delivered.
+    """
+    _spark.tasks_max_distributed(ctx)

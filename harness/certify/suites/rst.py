@@ -32,7 +32,7 @@ from cdk.api import (
 )
 from harness.certify._checks import CheckFailed, check
 from harness.certify._context import CheckContext, WorkerHandle
-from harness.certify.suites import _flows
+from harness.certify.suites import _flows, _spark
 from harness.certify.suites._faults import INJECTED, FailWhenFlagged, with_transform
 from harness.certify.suites._flows import (
     BATCH,
@@ -43,6 +43,7 @@ from harness.certify.suites._flows import (
     failures,
     trace_head,
 )
+from harness.certify.suites._spark import SPARK_NEEDS
 
 __all__: list[str] = []
 
@@ -502,3 +503,31 @@ def _leftover_threads(before: set[int | None]) -> list[threading.Thread]:
         if not left or time.monotonic() >= deadline:
             return left
         time.sleep(0.1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The distributed runtime (bodies in _spark, with the other distributed checks).
+
+
+@check(
+    "RST-06",
+    "A restarted distributed driver recovers the target state, tasks and offsets",
+    needs=SPARK_NEEDS,
+    exclusive=True,
+    fix=(
+        "Resume each stream strictly after its stored offset in ``start()`` (sources) and "
+        "commit only what is stored (sinks); the worker stores both in Kafka topics, which "
+        "is all a restarted driver has."
+    ),
+)
+def driver_restart(ctx: CheckContext) -> None:
+    """A distributed driver restarted from its Kafka topics brings the connector back as it was.
+
+    The connector runs in distributed mode; its records are delivered, then it is paused and
+    the driver is stopped cleanly. A new driver with the same worker properties must show the
+    connector PAUSED with the same number of tasks (target state and task configs read back
+    from the config topic); resumed, it delivers the records written meanwhile, resuming from
+    the offsets stored before the stop: nothing is lost and, after a clean stop, nothing is
+    delivered twice.
+    """
+    _spark.driver_restart(ctx)
