@@ -1,4 +1,30 @@
-"""Distributed mode: connector tasks executed as long-lived Spark tasks through PySpark.
+"""Spark through PySpark: distributed mode and connectors inside Spark pipelines.
 
-PySpark is an optional dependency (``pip install 'connect-cdk[spark]'``), imported lazily.
+Connectors in pipelines: :func:`register` adds the ``cdk`` format to a SparkSession, so any
+source connector reads into a DataFrame (``spark.read.format("cdk")``,
+``spark.readStream.format("cdk")``) and any sink connector writes one
+(``df.write.format("cdk")``, ``df.writeStream.format("cdk")``). The Connect ⇄ Spark schema
+mapping (:func:`connect_to_spark`, :func:`spark_to_connect`) is documented in the user guide.
+
+PySpark and PyArrow are optional dependencies (``pip install 'connect-cdk[spark]'``), imported
+lazily.
 """
+
+from __future__ import annotations
+
+from cdk.spark._schema_map import (
+    DECIMAL_PRECISION_PARAMETER,
+    connect_to_spark,
+    spark_to_connect,
+    to_connect_value,
+    to_spark_value,
+)
+
+__all__ = [
+    # schema mapping
+    "connect_to_spark",
+    "spark_to_connect",
+    "to_spark_value",
+    "to_connect_value",
+    "DECIMAL_PRECISION_PARAMETER",
+]
