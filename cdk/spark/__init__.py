@@ -12,6 +12,7 @@ lazily.
 
 from __future__ import annotations
 
+from cdk.spark._register import FORMAT, register, session_conf
 from cdk.spark._schema_map import (
     DECIMAL_PRECISION_PARAMETER,
     connect_to_spark,
@@ -21,6 +22,10 @@ from cdk.spark._schema_map import (
 )
 
 __all__ = [
+    # connectors in pipelines
+    "register",
+    "session_conf",
+    "FORMAT",
     # schema mapping
     "connect_to_spark",
     "spark_to_connect",

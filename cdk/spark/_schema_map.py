@@ -94,7 +94,9 @@ def connect_to_spark(schema: Schema, path: str = "") -> Any:
         return t.MapType(key, connect_to_spark(value, f"{path}{{value}}"), value.optional)
     return t.StructType(
         [
-            t.StructField(f.name, connect_to_spark(f.schema, _join(path, f.name)), f.schema.optional)
+            t.StructField(
+                f.name, connect_to_spark(f.schema, _join(path, f.name)), f.schema.optional
+            )
             for f in schema.fields
         ]
     )
@@ -221,7 +223,9 @@ def to_spark_value(schema: Schema, value: Any, path: str = "") -> Any:
 def _spark_decimal(schema: Schema, value: _decimal.Decimal, path: str) -> _decimal.Decimal:
     scale = Decimal.scale(schema)
     precision = int(schema.parameters.get(DECIMAL_PRECISION_PARAMETER, _MAX_PRECISION))
-    quantized = value.quantize(_decimal.Decimal(1).scaleb(-scale), context=_decimal.Context(prec=80))
+    quantized = value.quantize(
+        _decimal.Decimal(1).scaleb(-scale), context=_decimal.Context(prec=80)
+    )
     if len(quantized.as_tuple().digits) > precision and quantized != 0:
         raise DataException(
             f"{_where(path).capitalize()}: decimal {value} does not fit Spark's "
@@ -256,9 +260,8 @@ def to_connect_value(schema: Schema, value: Any, path: str = "") -> Any:
     elif name == Time.LOGICAL_NAME:
         if isinstance(value, _dt.time):
             return value.replace(microsecond=value.microsecond // 1000 * 1000, tzinfo=None)
-    elif name == Date.LOGICAL_NAME:
-        if isinstance(value, _dt.datetime):
-            return value.date()
+    elif name == Date.LOGICAL_NAME and isinstance(value, _dt.datetime):
+        return value.date()
     stype = schema.type
     if stype is SchemaType.STRUCT:
         struct = Struct(schema)

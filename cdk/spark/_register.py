@@ -1,0 +1,37 @@
+"""Registering the ``cdk`` format with a SparkSession (PySpark imported on first use)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["FORMAT", "register", "session_conf"]
+
+#: The format name: ``spark.read.format(FORMAT)``.
+FORMAT = "cdk"
+
+
+def session_conf() -> dict[str, str]:
+    """Spark settings the ``cdk`` format needs: Python workers on this interpreter."""
+    return {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
+
+
+def register(spark: SparkSession) -> Any:
+    """Register the ``cdk`` format with ``spark`` (once per session); return the source class.
+
+    The Python workers must run an interpreter with the kit and the connectors installed (see
+    :func:`session_conf`); PySpark's Python Data Source API needs PyArrow.
+
+    Raises:
+        ConnectException: PySpark or PyArrow is missing (install ``connect-cdk[spark]``).
+    """
+    from cdk.spark._lazy import require
+
+    require("pyarrow")
+    from cdk.spark._datasource import ConnectorDataSource
+
+    spark.dataSource.register(ConnectorDataSource)
+    return ConnectorDataSource
