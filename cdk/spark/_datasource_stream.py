@@ -29,6 +29,10 @@ from pyspark.sql.datasource import (  # noqa: E402
     DataSourceStreamWriter,
     InputPartition,
 )
+from pyspark.sql.streaming.datasource import (  # noqa: E402
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 
 __all__ = ["ConnectorStreamReader", "ConnectorStreamWriter"]
 
@@ -65,7 +69,7 @@ class _BatchPartition(InputPartition):  # type: ignore[misc]
         self.end = end
 
 
-class ConnectorStreamReader(DataSourceStreamReader):  # type: ignore[misc]
+class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     """``spark.readStream.format("cdk")``: micro-batches of the connector's records."""
 
     def __init__(self, options: Options, schema: Any) -> None:
@@ -75,6 +79,8 @@ class ConnectorStreamReader(DataSourceStreamReader):  # type: ignore[misc]
         self._configs: list[dict[str, str]] = []
         self._live: list[SourceTaskRun] = []
         self._position: Offsets | None = None
+        self._available_now = False
+        self._drained: set[int] = set()
 
     def __getstate__(self) -> dict[str, Any]:
         # Executors get the options and schema; the live connector stays on the driver.
@@ -109,19 +115,32 @@ class ConnectorStreamReader(DataSourceStreamReader):  # type: ignore[misc]
         """No offsets yet: every task starts where the connector starts without offsets."""
         return {"tasks": []}
 
+    def getDefaultReadLimit(self) -> Any:
+        """At most ``cdk.max.records.per.batch`` records per micro-batch."""
+        return ReadMaxRows(self.options.max_records)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Trigger.AvailableNow: a task whose poll comes back empty is not polled again."""
+        self._available_now = True
+
     def latestOffset(self, start: dict[str, Any], limit: Any = None) -> dict[str, Any]:
-        """Poll the driver's tasks ahead; the end offsets of what they found."""
+        """Poll the driver's tasks ahead (round robin, within ``limit``); their end offsets."""
         self._start_connector()
         begin = _tasks(start, len(self._configs))
         self._ensure_live(begin)
         assert self._position is not None
+        budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         end = [dict(t) for t in self._position]
-        for index, run in enumerate(self._live):
-            found = 0
-            while found < self.options.max_records:
-                records = run.poll()
+        active = [i for i in range(len(self._live)) if i not in self._drained]
+        found = 0
+        while active and (budget is None or found < budget):
+            for index in list(active):
+                records = self._live[index].poll()
                 if not records:
-                    break
+                    active.remove(index)
+                    if self._available_now:
+                        self._drained.add(index)
+                    continue
                 found += len(records)
                 for record in records:
                     end[index][canonical(record.source_partition)] = canonical(record.source_offset)
