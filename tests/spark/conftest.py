@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +20,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A local[2] session with the ``cdk`` format registered; stopped at the end."""
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", session_conf()["spark.pyspark.python"])
+    root = str(Path(__file__).resolve().parents[2])
+    patch = pytest.MonkeyPatch()
+    # The Python workers import the test connectors (tests.spark._offset_sink) from the checkout.
+    patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    patch.setenv("PYSPARK_PYTHON", session_conf()["spark.pyspark.python"])
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("cdk-spark-ds-tests")
@@ -38,3 +43,4 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield session
     finally:
         session.stop()
+        patch.undo()
