@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from cdk.kafka import EmbeddedKafka
+from harness.spark import LocalSpark, StandaloneSpark
 
 settings.register_profile(
     "ci",
@@ -93,3 +94,25 @@ def kafka() -> Iterator[EmbeddedKafka]:
 def kafka_bootstrap(kafka: EmbeddedKafka) -> str:
     """The bootstrap servers of the session's embedded broker."""
     return kafka.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def spark_local() -> Iterator[LocalSpark]:
+    """Spark in the driver's JVM, ``local[2]`` (skipped when pyspark is not installed)."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
+    with LocalSpark(2) as spark:
+        yield spark
+
+
+@pytest.fixture(scope="module")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneSpark]:
+    """A standalone Spark cluster of 2 one-core workers on loopback, shared by a test module.
+
+    Its workers can be killed and started again (``kill_worker(i)``, ``start_worker(i)``); a
+    test that kills one starts it again before it ends, so the next test finds 2 workers. The
+    logs stay under the module's temporary folder.
+    """
+    pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
+    workdir = tmp_path_factory.mktemp("spark-cluster")
+    with StandaloneSpark(2, cores=1, memory="1g", workdir=workdir) as cluster:
+        yield cluster

@@ -1,0 +1,415 @@
+"""A Spark standalone cluster on loopback, from the pyspark wheel's ``spark-class``.
+
+One master and N workers, each a JVM process in a session of its own, on free ports. A worker's
+executor and the executor's Python workers are its descendants, in its session, so
+:meth:`StandaloneSpark.kill_worker` takes the whole worker down with one SIGKILL, as a machine
+that dies would; :meth:`StandaloneSpark.start_worker` starts it again. The harness waits on the
+master's JSON status (``http://127.0.0.1:<web UI port>/json/``) with deadlines, never sleeps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from typing_extensions import Self, override
+
+from cdk.errors import ConnectException
+from cdk.kafka import free_port
+from harness._spark_base import SparkProvider, fetch_json, spark_home
+
+__all__ = ["StandaloneSpark", "WorkerProcess", "session_members"]
+
+_log = logging.getLogger("harness.spark")
+
+#: The heap of the master and worker daemons (not the executors): they do little here.
+DAEMON_MEMORY = "256m"
+#: How long the master waits for a silent worker before it drops it (Spark's default is 60 s;
+#: workers heartbeat every quarter of it, so master and workers get the same value). A killed
+#: worker is dropped at once, when its connection closes.
+WORKER_TIMEOUT_S = 20
+
+
+@dataclass
+class WorkerProcess:
+    """One worker of a :class:`StandaloneSpark` cluster.
+
+    Attributes:
+        index: its number in the cluster (0-based).
+        port: the RPC port of its current (or last) run: the master lists it by ``host:port``.
+        log_path: its output, every run appended.
+        proc: the running JVM, or None.
+        starts: how many times it was started.
+    """
+
+    index: int
+    port: int = 0
+    log_path: Path = field(default_factory=Path)
+    proc: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+    _log_file: IO[bytes] | None = None
+
+    @property
+    def alive(self) -> bool:
+        """Whether its JVM runs."""
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def address(self) -> str:
+        """``127.0.0.1:<port>``, as the master's worker list shows it."""
+        return f"127.0.0.1:{self.port}"
+
+
+class StandaloneSpark(SparkProvider):
+    """A standalone master and ``workers`` workers started from ``$SPARK_HOME/bin/spark-class``.
+
+    Args:
+        workers: how many workers.
+        cores: cores per worker (task slots each).
+        memory: memory per worker for its executors (``1g``).
+        workdir: where logs and the workers' scratch folders go (a temporary folder, removed
+            on :meth:`stop`, when ``None``).
+        startup_timeout: seconds to wait for the master, then for the workers to register.
+    """
+
+    name = "standalone"
+
+    def __init__(
+        self,
+        workers: int = 2,
+        *,
+        cores: int = 1,
+        memory: str = "1g",
+        workdir: str | os.PathLike[str] | None = None,
+        startup_timeout: float = 90.0,
+    ) -> None:
+        if workers < 1 or cores < 1:
+            raise ValueError(f"a cluster needs workers >= 1 and cores >= 1 ({workers}, {cores})")
+        self._count = workers
+        self.worker_cores = cores
+        self.worker_memory = memory
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir) if workdir is not None else Path()
+        self.startup_timeout = startup_timeout
+        self.workers: list[WorkerProcess] = []
+        self._master: subprocess.Popen[bytes] | None = None
+        self._master_log: IO[bytes] | None = None
+        self._master_port = 0
+        self._webui_port = 0
+        self._started = False
+
+    # ------------------------------------------------------------------ the interface
+    @property
+    @override
+    def master_url(self) -> str:
+        if not self._master_port:
+            raise self._not_started()
+        return f"spark://127.0.0.1:{self._master_port}"
+
+    @property
+    @override
+    def cores(self) -> int:
+        return self._count * self.worker_cores
+
+    @property
+    @override
+    def running(self) -> bool:
+        return self._started
+
+    @property
+    def webui_url(self) -> str:
+        """The master's web UI (its JSON status is at ``/json/``)."""
+        if not self._webui_port:
+            raise self._not_started()
+        return f"http://127.0.0.1:{self._webui_port}"
+
+    @property
+    def master_log(self) -> Path:
+        """The master's output."""
+        return self.workdir / "master.log"
+
+    @override
+    def start(self) -> Self:
+        if self._started:
+            return self
+        home = spark_home()
+        if self._own_workdir:
+            self.workdir = Path(tempfile.mkdtemp(prefix="cdk-spark-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.workers = [
+            WorkerProcess(i, log_path=self.workdir / f"worker-{i}.log") for i in range(self._count)
+        ]
+        try:
+            self._start_master(home)
+            for worker in self.workers:
+                self._launch_worker(worker)
+            self.wait_workers(self._count, timeout=self.startup_timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self._started = True
+        _log.info("Spark standalone cluster %s with %d workers", self.master_url, self._count)
+        return self
+
+    @override
+    def stop(self) -> None:
+        for worker in self.workers:
+            self._kill_group(worker.proc)
+            worker.proc = None
+            _close(worker._log_file)
+            worker._log_file = None
+        if self._master is not None:
+            self._kill_group(self._master, signal.SIGTERM)
+            self._master = None
+        _close(self._master_log)
+        self._master_log = None
+        self._started = False
+        self._master_port = self._webui_port = 0
+        if self._own_workdir and self.workdir != Path():
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # ------------------------------------------------------------------ workers
+    def kill_worker(self, index: int, *, wait: bool = True, timeout: float = 60.0) -> None:
+        """SIGKILL worker ``index`` with its executor and Python workers (its session).
+
+        With ``wait``, return once the master no longer lists it as ALIVE.
+        """
+        worker = self._worker(index)
+        if worker.proc is None:
+            return
+        self._kill_group(worker.proc)
+        worker.proc = None
+        _log.info("killed Spark worker %d (%s)", index, worker.address)
+        if wait:
+            self._wait(
+                lambda: worker.address not in self.alive_workers(),
+                timeout,
+                f"the master to see worker {index} ({worker.address}) gone",
+            )
+
+    def start_worker(self, index: int, *, wait: bool = True, timeout: float = 90.0) -> None:
+        """Start worker ``index`` again (a no-op when it runs); with ``wait``, until ALIVE."""
+        worker = self._worker(index)
+        if worker.alive:
+            return
+        self._launch_worker(worker)
+        if wait:
+            self._wait(
+                lambda: worker.address in self.alive_workers(),
+                timeout,
+                f"worker {index} ({worker.address}) to register with the master",
+                worker,
+            )
+
+    def master_state(self) -> dict[str, Any]:
+        """The master's JSON status (``workers``, ``activeapps``...); empty when it is silent."""
+        answer = fetch_json(f"{self.webui_url}/json/")
+        return answer if isinstance(answer, dict) else {}
+
+    def alive_workers(self) -> set[str]:
+        """The ``host:port`` of every worker the master lists as ALIVE."""
+        return {
+            f"{w.get('host')}:{w.get('port')}"
+            for w in self.master_state().get("workers", [])
+            if w.get("state") == "ALIVE"
+        }
+
+    def wait_workers(self, count: int, *, timeout: float = 90.0) -> None:
+        """Wait until ``count`` of this cluster's workers are ALIVE on the master."""
+        ours = {w.address for w in self.workers}
+        self._wait(
+            lambda: len(self.alive_workers() & ours) >= count,
+            timeout,
+            f"{count} workers to register with the master",
+        )
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the master's and each worker's log, for failure messages."""
+        parts = [_tail("master", self.master_log, lines)]
+        parts += [_tail(f"worker {w.index}", w.log_path, lines) for w in self.workers]
+        return "\n".join(parts)
+
+    # ------------------------------------------------------------------ internals
+    def _worker(self, index: int) -> WorkerProcess:
+        if not self.workers:
+            raise self._not_started()
+        if not 0 <= index < len(self.workers):
+            raise IndexError(f"no worker {index}: the cluster has {len(self.workers)} workers")
+        return self.workers[index]
+
+    def _environment(self, home: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            SPARK_HOME=str(home),
+            SPARK_LOCAL_IP="127.0.0.1",
+            SPARK_DAEMON_MEMORY=DAEMON_MEMORY,
+            SPARK_LOG_DIR=str(self.workdir),
+            SPARK_NO_DAEMONIZE="1",
+            PYSPARK_PYTHON=self.executor_python(),
+            SPARK_DAEMON_JAVA_OPTS=f"-Dspark.worker.timeout={WORKER_TIMEOUT_S}",
+        )
+        for inherited in ("SPARK_CONF_DIR", "SPARK_MASTER_OPTS", "SPARK_WORKER_OPTS"):
+            env.pop(inherited, None)
+        return env
+
+    def _start_master(self, home: Path) -> None:
+        self._master_port, self._webui_port = free_port(), free_port()
+        env = self._environment(home)
+        command = [
+            str(home / "bin" / "spark-class"),
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self._master_port),
+            "--webui-port",
+            str(self._webui_port),
+        ]
+        self._master_log = open(self.master_log, "ab")  # noqa: SIM115 - closed in stop()
+        self._master = _spawn(command, self._master_log, env)
+
+        def answers() -> bool:
+            if self._master is not None and self._master.poll() is not None:
+                raise ConnectException(
+                    f"The Spark master exited with code {self._master.returncode}:\n"
+                    + _tail("master", self.master_log, 30)
+                )
+            return self.master_state().get("status") == "ALIVE"
+
+        self._wait(answers, self.startup_timeout, "the Spark master to answer")
+
+    def _launch_worker(self, worker: WorkerProcess) -> None:
+        home = spark_home()
+        worker.port = free_port()
+        scratch = self.workdir / f"worker-{worker.index}"
+        scratch.mkdir(exist_ok=True)
+        command = [
+            str(home / "bin" / "spark-class"),
+            "org.apache.spark.deploy.worker.Worker",
+            self.master_url,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(worker.port),
+            "--webui-port",
+            str(free_port()),
+            "--cores",
+            str(self.worker_cores),
+            "--memory",
+            self.worker_memory,
+            "--work-dir",
+            str(scratch),
+        ]
+        if worker._log_file is None:
+            worker._log_file = open(worker.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        worker.starts += 1
+        worker._log_file.write(f"--- start {worker.starts} on port {worker.port}\n".encode())
+        worker._log_file.flush()
+        worker.proc = _spawn(command, worker._log_file, self._environment(home))
+
+    def _kill_group(self, proc: subprocess.Popen[bytes] | None, sig: int = signal.SIGKILL) -> None:
+        """Signal ``proc`` and every process of its session, wait until they are all gone.
+
+        PySpark's daemon puts its Python workers in a process group of their own, but they
+        stay in the worker's session (started with a session of its own), so the session is
+        what is killed: a task must not keep running as an orphan after its worker died.
+        """
+        if proc is None:
+            return
+        session = proc.pid
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(session, sig)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(session, signal.SIGKILL)
+            proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while True:
+            members = session_members(session)
+            if not members:
+                return
+            if time.monotonic() > deadline:
+                _log.warning("processes %s of session %d outlived SIGKILL", members, session)
+                return
+            for pid in members:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.05)
+
+    def _wait(
+        self,
+        condition: Any,
+        timeout: float,
+        what: str,
+        worker: WorkerProcess | None = None,
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if worker is not None and worker.proc is not None and worker.proc.poll() is not None:
+                raise ConnectException(
+                    f"Spark worker {worker.index} exited with code {worker.proc.returncode} "
+                    f"while waiting for {what}:\n{_tail('worker', worker.log_path, 30)}"
+                )
+            if time.monotonic() > deadline:
+                raise ConnectException(
+                    f"Timed out after {timeout:g}s waiting for {what}; the logs:\n"
+                    + self.log_tail(15)
+                )
+            time.sleep(0.2)
+
+    def __repr__(self) -> str:
+        where = self.master_url if self._master_port else "not started"
+        return f"StandaloneSpark({where}, {self._count} workers x {self.worker_cores} cores)"
+
+
+def session_members(session: int) -> list[int]:
+    """The live (not zombie) processes of session ``session`` (Linux ``/proc``; empty elsewhere)."""
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 3 and fields[0] != "Z" and int(fields[3]) == session:
+            found.append(int(entry.name))
+    return found
+
+
+def _spawn(command: list[str], output: IO[bytes], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start a daemon in a session (and process group) of its own."""
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _close(file: IO[bytes] | None) -> None:
+    if file is not None:
+        with contextlib.suppress(OSError):
+            file.close()
+
+
+def _tail(label: str, path: Path, lines: int) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return f"[{label}: no log]"
+    return f"[{label}: {path}]\n" + "\n".join(text.rstrip().splitlines()[-lines:])

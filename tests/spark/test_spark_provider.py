@@ -1,0 +1,148 @@
+"""The Spark providers of the harness on real Spark: local[N], a standalone cluster, containers."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from cdk.errors import ConfigException
+from harness._docker import dockerd_installed, ping
+from harness._spark_standalone import session_members
+from harness.spark import (
+    ExternalSpark,
+    LocalSpark,
+    SparkProvider,
+    StandaloneSpark,
+    TestcontainersSpark,
+    spark_provider,
+)
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
+
+
+def _square_sum(provider: SparkProvider, app: str) -> int:
+    """Run a 2-partition job on ``provider`` (a new session, stopped after) and return its sum."""
+    session = provider.session(app)
+    try:
+        rdd = session.sparkContext.parallelize(range(100), 2)
+        return int(rdd.map(lambda x: x * x).sum())
+    finally:
+        session.stop()
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind", "master"),
+    [
+        ("local", LocalSpark, "local[2]"),
+        ("local[3]", LocalSpark, "local[3]"),
+        ("spark://10.0.0.1:7077", ExternalSpark, "spark://10.0.0.1:7077"),
+        ("yarn", ExternalSpark, "yarn"),
+    ],
+)
+def test_spark_provider_by_name(spec: str, kind: type[SparkProvider], master: str) -> None:
+    provider = spark_provider(spec)
+    assert isinstance(provider, kind)
+    assert provider.master_url == master
+
+
+def test_spark_provider_names_the_cluster_kinds() -> None:
+    standalone = spark_provider("standalone[3]")
+    assert isinstance(standalone, StandaloneSpark)
+    assert standalone.cores == 3
+    containers = spark_provider("testcontainers")
+    assert isinstance(containers, TestcontainersSpark)
+    assert containers.cores == 2
+
+
+@pytest.mark.parametrize("spec", ["", "locall", "standalone[0]", "spark:/x", "local[x]"])
+def test_spark_provider_rejects_unknown_specs(spec: str) -> None:
+    with pytest.raises(ConfigException, match="spark provider") as caught:
+        spark_provider(spec)
+    assert "local[N], standalone[N], testcontainers[N]" in str(caught.value) or "[" in spec
+
+
+def test_a_cluster_not_started_says_so() -> None:
+    with pytest.raises(Exception, match="not started: call start"):
+        _ = StandaloneSpark(2).master_url
+
+
+def test_driver_properties_point_at_the_cluster(spark_local: LocalSpark) -> None:
+    props = spark_local.spark_properties()
+    assert props["spark.master"] == "local[2]"
+    assert props["spark.pyspark.python"] == sys.executable
+    assert props["spark.driver.host"] == "127.0.0.1"
+
+
+def test_local_runs_a_job(spark_local: LocalSpark) -> None:
+    assert _square_sum(spark_local, "local-job") == sum(x * x for x in range(100))
+
+
+def _group_alive(session: int) -> bool:
+    return bool(session_members(session))
+
+
+def test_cluster_runs_a_job_and_a_killed_worker_rejoins(spark_cluster: StandaloneSpark) -> None:
+    assert spark_cluster.master_url.startswith("spark://127.0.0.1:")
+    assert len(spark_cluster.alive_workers()) == 2
+    expected = sum(x * x for x in range(100))
+    assert _square_sum(spark_cluster, "cluster-job") == expected
+
+    worker = spark_cluster.workers[0]
+    assert worker.proc is not None
+    pgid = worker.proc.pid
+    gone = worker.address
+    spark_cluster.kill_worker(0)
+    # the worker JVM and everything it started (executors, Python workers) are gone
+    assert not _group_alive(pgid)
+    assert gone not in spark_cluster.alive_workers()
+    assert len(spark_cluster.alive_workers()) == 1
+
+    spark_cluster.start_worker(0)
+    assert spark_cluster.workers[0].starts == 2
+    assert spark_cluster.workers[0].address in spark_cluster.alive_workers()
+    assert len(spark_cluster.alive_workers()) == 2
+    assert _square_sum(spark_cluster, "cluster-job-again") == expected
+    assert "--- start 2" in spark_cluster.workers[0].log_path.read_text()
+
+
+def test_cluster_stop_takes_every_process(tmp_path_factory: pytest.TempPathFactory) -> None:
+    cluster = StandaloneSpark(1, workdir=tmp_path_factory.mktemp("spark-stop"))
+    with cluster:
+        assert cluster.master_state()["status"] == "ALIVE"
+        worker = cluster.workers[0]
+        assert worker.proc is not None
+        groups = [worker.proc.pid]
+    assert not any(_group_alive(g) for g in groups)
+    assert not cluster.running
+
+
+ENGINE_ANSWERS = any(
+    ping(host)
+    for host in filter(None, [os.environ.get("DOCKER_HOST"), "unix:///var/run/docker.sock"])
+)
+
+
+@pytest.fixture(scope="module")
+def spark_containers() -> Iterator[TestcontainersSpark]:
+    with TestcontainersSpark(1) as cluster:
+        yield cluster
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("exclusive")
+@pytest.mark.skipif(
+    not dockerd_installed() and not ENGINE_ANSWERS,
+    reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
+)
+def test_containers_run_a_job_and_a_killed_worker_rejoins(
+    spark_containers: TestcontainersSpark,
+) -> None:
+    assert spark_containers.image is not None
+    assert _square_sum(spark_containers, "containers-job") == sum(x * x for x in range(100))
+    spark_containers.kill_worker(0)
+    assert spark_containers.alive_workers() == set()
+    spark_containers.start_worker(0)
+    assert len(spark_containers.alive_workers()) == 1
