@@ -12,7 +12,8 @@ lazily.
 
 from __future__ import annotations
 
-from cdk.spark._register import FORMAT, register, session_conf
+from cdk.spark._kafka_codec import CONVERTER_ALIASES, kafka_decoder, kafka_encoder
+from cdk.spark._register import FORMAT, KAFKA_FORMAT, register, session_conf
 from cdk.spark._schema_map import (
     DECIMAL_PRECISION_PARAMETER,
     connect_to_spark,
@@ -26,6 +27,11 @@ __all__ = [
     "register",
     "session_conf",
     "FORMAT",
+    "KAFKA_FORMAT",
+    # Kafka bytes written by Connect converters
+    "kafka_decoder",
+    "kafka_encoder",
+    "CONVERTER_ALIASES",
     # schema mapping
     "connect_to_spark",
     "spark_to_connect",

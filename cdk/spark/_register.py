@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["FORMAT", "register", "session_conf"]
+__all__ = ["FORMAT", "KAFKA_FORMAT", "register", "session_conf"]
 
 #: The format name: ``spark.read.format(FORMAT)``.
 FORMAT = "cdk"
+#: The Kafka topic format on confluent-kafka: ``spark.read.format(KAFKA_FORMAT)``.
+KAFKA_FORMAT = "cdk-kafka"
 
 
 def session_conf() -> dict[str, str]:
@@ -20,7 +22,7 @@ def session_conf() -> dict[str, str]:
 
 
 def register(spark: SparkSession) -> Any:
-    """Register the ``cdk`` format with ``spark`` (once per session); return the source class.
+    """Register the ``cdk`` and ``cdk-kafka`` formats with ``spark``; return the ``cdk`` class.
 
     The Python workers must run an interpreter with the kit and the connectors installed (see
     :func:`session_conf`); PySpark's Python Data Source API needs PyArrow.
@@ -32,6 +34,8 @@ def register(spark: SparkSession) -> Any:
 
     require("pyarrow")
     from cdk.spark._datasource import ConnectorDataSource
+    from cdk.spark._kafka_source import KafkaDataSource
 
     spark.dataSource.register(ConnectorDataSource)
+    spark.dataSource.register(KafkaDataSource)
     return ConnectorDataSource

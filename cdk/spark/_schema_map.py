@@ -265,9 +265,9 @@ def to_connect_value(schema: Schema, value: Any, path: str = "") -> Any:
     stype = schema.type
     if stype is SchemaType.STRUCT:
         struct = Struct(schema)
-        items = value.asDict() if hasattr(value, "asDict") else None
+        items = _by_name(value)
         for index, f in enumerate(schema.fields):
-            raw = items[f.name] if items is not None else value[index]
+            raw = items.get(f.name) if items is not None else value[index]
             struct.put(f, to_connect_value(f.schema, raw, _join(path, f.name)))
         return struct
     if stype is SchemaType.ARRAY:
@@ -281,6 +281,17 @@ def to_connect_value(schema: Schema, value: Any, path: str = "") -> Any:
     if stype is SchemaType.BYTES and isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     return value
+
+
+def _by_name(value: Any) -> dict[str, Any] | None:
+    """A struct-like value's fields by name (None: a tuple/list in field order)."""
+    if isinstance(value, Struct):
+        return {f.name: value.get(f) for f in value.schema.fields}
+    if isinstance(value, dict):
+        return value
+    if hasattr(value, "asDict"):
+        return dict(value.asDict())
+    return None
 
 
 def millis(value: _dt.datetime) -> int:

@@ -93,5 +93,5 @@ def test_a_sink_connector_cannot_be_read(spark: Any) -> None:
 
 
 def test_missing_connector_class_is_named(spark: Any) -> None:
-    with pytest.raises(Exception, match="connector.class"):
+    with pytest.raises(Exception, match=r"connector\.class"):
         spark.read.format("cdk").option("file", "x").load()

@@ -1,4 +1,4 @@
-"""df.writeStream.format("cdk"): a replayed micro-batch is written once by an offset-storing sink."""
+"""df.writeStream.format("cdk"): a replayed micro-batch is written once by an offset sink."""
 
 from __future__ import annotations
 
