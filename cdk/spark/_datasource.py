@@ -17,7 +17,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cdk.api import SinkConnector, SourceConnector
 from cdk.spark._datasource_options import Options, parse_options, start_connector
 from cdk.spark._datasource_rows import RowMaker, SinkRecordMaker, infer_schema
 from cdk.spark._datasource_stream import ConnectorStreamReader, ConnectorStreamWriter
@@ -46,7 +45,7 @@ def topic_option(options: Options) -> str:
 
 
 def _infer(options: Options) -> Any:
-    connector, configs = start_connector(options, SourceConnector)
+    connector, configs = start_connector(options, "source")
     try:
         records = []
         for config in configs:
@@ -71,7 +70,7 @@ def _first_records(options: Options, config: dict[str, str]) -> Iterator[Any]:
 
 
 @dataclass(frozen=True)
-class SinkCommitMessage(WriterCommitMessage):  # type: ignore[misc]
+class SinkCommitMessage(WriterCommitMessage):
     """What one Spark partition of a write reports to the driver."""
 
     partition: int
@@ -79,7 +78,7 @@ class SinkCommitMessage(WriterCommitMessage):  # type: ignore[misc]
     skipped: int
 
 
-class _Partition(InputPartition):  # type: ignore[misc]
+class _Partition(InputPartition):
     """One task config of the connector."""
 
     def __init__(self, index: int, config: dict[str, str]) -> None:
@@ -88,7 +87,7 @@ class _Partition(InputPartition):  # type: ignore[misc]
         self.config = config
 
 
-class ConnectorReader(DataSourceReader):  # type: ignore[misc]
+class ConnectorReader(DataSourceReader):
     """Bounded read: each task from the start until it has nothing new."""
 
     def __init__(self, options: Options, schema: Any) -> None:
@@ -97,7 +96,7 @@ class ConnectorReader(DataSourceReader):  # type: ignore[misc]
 
     def partitions(self) -> Sequence[Any]:
         """One partition per task config."""
-        connector, configs = start_connector(self.options, SourceConnector)
+        connector, configs = start_connector(self.options, "source")
         connector.stop()
         return [_Partition(i, c) for i, c in enumerate(configs)]
 
@@ -108,14 +107,14 @@ class ConnectorReader(DataSourceReader):  # type: ignore[misc]
             yield maker.row(record)
 
 
-class ConnectorWriter(DataSourceWriter):  # type: ignore[misc]
+class ConnectorWriter(DataSourceWriter):
     """Batch write: each Spark partition through a sink task."""
 
     def __init__(self, options: Options, schema: Any) -> None:
         self.options = options
         self.schema = schema
         SinkRecordMaker(schema, topic_option(options))  # bad schemas fail on the driver
-        connector, self.configs = start_connector(options, SinkConnector)
+        connector, self.configs = start_connector(options, "sink")
         connector.stop()
         self.write_id = options.write_id if options.write_id is not None else int(time.time())
 
@@ -129,12 +128,12 @@ class ConnectorWriter(DataSourceWriter):  # type: ignore[misc]
         )
         return SinkCommitMessage(partition, written, skipped)
 
-    def commit(self, messages: list[SinkCommitMessage | None]) -> None:
+    def commit(self, messages: list[Any]) -> None:
         """Log what was written."""
         log_commit(self.options, messages, None)
 
 
-class ConnectorDataSource(DataSource):  # type: ignore[misc]
+class ConnectorDataSource(DataSource):
     """Any connector as a Spark data source and sink (``format("cdk")``)."""
 
     @classmethod

@@ -11,9 +11,9 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from cdk.api import Connector, SourceConnector
+from cdk.api import Connector, SinkConnector, SourceConnector
 from cdk.errors import ConfigException, ConnectException
 
 __all__ = ["Options", "canonical", "parse_options", "start_connector"]
@@ -139,7 +139,7 @@ def _validate(connector: Connector, config: dict[str, str]) -> None:
 
 
 def start_connector(
-    options: Options, kind: type[Connector]
+    options: Options, kind: Literal["source", "sink"]
 ) -> tuple[Connector, list[dict[str, str]]]:
     """Load, validate and start the connector; return it with its task configs.
 
@@ -152,9 +152,9 @@ def start_connector(
     from cdk.runtime import Plugins
 
     connector = Plugins().new_connector(options.connector_class)
-    if not isinstance(connector, kind):
-        wanted = "source" if kind is SourceConnector else "sink"
-        where = "read" if kind is SourceConnector else "write"
+    if not isinstance(connector, SourceConnector if kind == "source" else SinkConnector):
+        wanted = kind
+        where = "read" if kind == "source" else "write"
         raise ConfigException(
             f"Connector {options.connector_class} is not a {wanted} connector: Spark can only "
             f"{where} through a {wanted} connector (SourceConnector/SinkConnector)"

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from cdk.api import Connector, SinkConnector, SourceConnector
+from cdk.api import Connector
 from cdk.errors import ConnectException
 from cdk.spark._datasource_options import Options, canonical, start_connector
 from cdk.spark._datasource_rows import RowMaker, SinkRecordMaker
@@ -56,7 +56,7 @@ def _union(tasks: Offsets) -> dict[str, str]:
     return merged
 
 
-class _BatchPartition(InputPartition):  # type: ignore[misc]
+class _BatchPartition(InputPartition):
     """One task's share of a micro-batch."""
 
     def __init__(
@@ -69,7 +69,7 @@ class _BatchPartition(InputPartition):  # type: ignore[misc]
         self.end = end
 
 
-class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``spark.readStream.format("cdk")``: micro-batches of the connector's records."""
 
     def __init__(self, options: Options, schema: Any) -> None:
@@ -91,7 +91,7 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
 
     def _start_connector(self) -> None:
         if self._connector is None:
-            self._connector, self._configs = start_connector(self.options, SourceConnector)
+            self._connector, self._configs = start_connector(self.options, "source")
             log.info("%s: %d task(s) read by the stream", self.options.name, len(self._configs))
 
     def _ensure_live(self, start: Offsets) -> None:
@@ -182,7 +182,7 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             connector.stop()
 
 
-class ConnectorStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
+class ConnectorStreamWriter(DataSourceStreamWriter):
     """``df.writeStream.format("cdk")``: each micro-batch's partitions through sink tasks."""
 
     def __init__(self, options: Options, schema: Any) -> None:
@@ -192,7 +192,7 @@ class ConnectorStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
         self.schema = schema
         self.topic = topic_option(options)
         SinkRecordMaker(schema, self.topic)  # bad schemas fail on the driver
-        connector, self.configs = start_connector(options, SinkConnector)
+        connector, self.configs = start_connector(options, "sink")
         connector.stop()
 
     def write(self, iterator: Iterator[Any]) -> Any:

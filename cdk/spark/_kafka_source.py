@@ -104,7 +104,7 @@ def _probe_ends(consumer: Any, marks: dict[str, tuple[int, int]]) -> dict[str, t
                 ends[key] = (low, max(high, m.offset() + 1))
 
 
-class _Range(InputPartition):  # type: ignore[misc]
+class _Range(InputPartition):
     def __init__(self, key: str, start: int, end: int) -> None:
         super().__init__(key)
         self.key, self.start, self.end = key, start, end
@@ -132,7 +132,7 @@ def _read(config: dict[str, str], part: _Range) -> Iterator[tuple[Any, ...]]:
             for m in messages:
                 if m.error() is not None:
                     raise ConnectException(f"Reading {part.key}: {m.error()}")
-                offset = m.offset()
+                offset = m.offset() or 0
                 if offset >= part.end:
                     return
                 position = offset + 1
@@ -144,13 +144,13 @@ def _read(config: dict[str, str], part: _Range) -> Iterator[tuple[Any, ...]]:
                     int(number),
                     offset,
                     _dt.datetime.fromtimestamp(ms / 1000, _UTC) if kind and ms >= 0 else None,
-                    [(k, v) for k, v in (m.headers() or [])],
+                    list(m.headers() or []),
                 )
     finally:
         consumer.close()
 
 
-class KafkaReader(DataSourceReader):  # type: ignore[misc]
+class KafkaReader(DataSourceReader):
     """Bounded read: every partition from its low to its high watermark."""
 
     def __init__(self, options: dict[str, str]) -> None:
@@ -167,7 +167,7 @@ class KafkaReader(DataSourceReader):  # type: ignore[misc]
         return _read(self.config, partition)
 
 
-class KafkaStreamReader(DataSourceStreamReader):  # type: ignore[misc]
+class KafkaStreamReader(DataSourceStreamReader):
     """Streaming read; offsets ``{"topic:partition": next offset}``."""
 
     def __init__(self, options: dict[str, str]) -> None:
@@ -198,7 +198,7 @@ class KafkaStreamReader(DataSourceStreamReader):  # type: ignore[misc]
         return _read(self.config, partition)
 
 
-class _Produced(WriterCommitMessage):  # type: ignore[misc]
+class _Produced(WriterCommitMessage):
     def __init__(self, count: int) -> None:
         self.count = count
 
@@ -239,7 +239,7 @@ def _write(options: dict[str, str], rows: Iterator[Any]) -> _Produced:
     return _Produced(count)
 
 
-class KafkaWriter(DataSourceWriter):  # type: ignore[misc]
+class KafkaWriter(DataSourceWriter):
     """Batch write through the idempotent producer."""
 
     def __init__(self, options: dict[str, str]) -> None:
@@ -251,7 +251,7 @@ class KafkaWriter(DataSourceWriter):  # type: ignore[misc]
         return _write(self.options, iterator)
 
 
-class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
+class KafkaStreamWriter(DataSourceStreamWriter):
     """Streaming write: each micro-batch partition produced and flushed (at-least-once)."""
 
     def __init__(self, options: dict[str, str]) -> None:
@@ -266,7 +266,7 @@ class KafkaStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
         """Nothing to commit: the records were flushed."""
 
 
-class KafkaDataSource(DataSource):  # type: ignore[misc]
+class KafkaDataSource(DataSource):
     """Kafka topics through confluent-kafka (``format("cdk-kafka")``)."""
 
     @classmethod
