@@ -91,10 +91,11 @@ class SparkProvider(abc.ABC):
         """The ``spark.*`` properties of a driver on this machine using this cluster.
 
         They hold the master URL, the Python interpreter for the executors' Python workers
-        (the driver's own: PySpark needs the same minor version on both sides), the loopback
-        address for the driver, small executors, and no Spark UI.
+        (the driver's own: PySpark needs the same minor version on both sides) and their
+        environment (``spark.executorEnv.*``), the loopback address for the driver, small
+        executors, and no Spark UI.
         """
-        return {
+        props = {
             "spark.master": self.master_url,
             "spark.pyspark.python": self.executor_python(),
             "spark.pyspark.driver.python": sys.executable,
@@ -103,6 +104,9 @@ class SparkProvider(abc.ABC):
             "spark.executor.memory": DEFAULT_EXECUTOR_MEMORY,
             "spark.ui.enabled": "false",
         }
+        for key, value in self.executor_environment().items():
+            props[f"spark.executorEnv.{key}"] = value
+        return props
 
     def executor_python(self) -> str:
         """The Python the executors run (the driver's interpreter unless they run elsewhere)."""
@@ -125,8 +129,6 @@ class SparkProvider(abc.ABC):
         builder = SparkSession.builder.appName(app_name)
         for key, value in {**self.spark_properties(), **conf}.items():
             builder = builder.config(key, value)
-        for key, value in self.executor_environment().items():
-            builder = builder.config(f"spark.executorEnv.{key}", value)
         return builder.getOrCreate()
 
     def __enter__(self) -> Self:

@@ -10,6 +10,7 @@ master's JSON status (``http://127.0.0.1:<web UI port>/json/``) with deadlines, 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -37,6 +38,8 @@ DAEMON_MEMORY = "256m"
 #: workers heartbeat every quarter of it, so master and workers get the same value). A killed
 #: worker is dropped at once, when its connection closes.
 WORKER_TIMEOUT_S = 20
+#: The cluster's state file in its workdir (see :meth:`StandaloneSpark.attach`).
+_STATE = "cluster.json"
 
 
 @dataclass
@@ -47,21 +50,29 @@ class WorkerProcess:
         index: its number in the cluster (0-based).
         port: the RPC port of its current (or last) run: the master lists it by ``host:port``.
         log_path: its output, every run appended.
-        proc: the running JVM, or None.
+        pid: the process id of its JVM (the leader of its session), 0 when it does not run.
         starts: how many times it was started.
+        proc: the JVM when this process started it (to reap it), else None.
     """
 
     index: int
     port: int = 0
     log_path: Path = field(default_factory=Path)
-    proc: subprocess.Popen[bytes] | None = None
+    pid: int = 0
     starts: int = 0
+    proc: subprocess.Popen[bytes] | None = None
     _log_file: IO[bytes] | None = None
 
     @property
     def alive(self) -> bool:
         """Whether its JVM runs."""
-        return self.proc is not None and self.proc.poll() is None
+        if self.proc is not None and self.proc.pid == self.pid:
+            return self.proc.poll() is None
+        return bool(self.pid) and self.pid in session_members(self.pid)
+
+    def state(self) -> dict[str, int]:
+        """What another process needs to control it (saved next to its log)."""
+        return {"pid": self.pid, "port": self.port, "starts": self.starts}
 
     @property
     def address(self) -> str:
@@ -79,6 +90,11 @@ class StandaloneSpark(SparkProvider):
         workdir: where logs and the workers' scratch folders go (a temporary folder, removed
             on :meth:`stop`, when ``None``).
         startup_timeout: seconds to wait for the master, then for the workers to register.
+
+    The cluster's ports and its workers' process ids are kept in ``workdir``, so another
+    process (a ``cdk certify`` check in a child process) can :meth:`attach` to it and kill and
+    start workers; the process that started the cluster stops it all, workers started by
+    others included.
     """
 
     name = "standalone"
@@ -106,6 +122,36 @@ class StandaloneSpark(SparkProvider):
         self._master_port = 0
         self._webui_port = 0
         self._started = False
+        self._attached = False
+
+    @classmethod
+    def attach(cls, workdir: str | os.PathLike[str]) -> StandaloneSpark:
+        """Control the running cluster whose ``workdir`` this is (started by another process).
+
+        :meth:`stop` of the attached object stops nothing: the cluster's owner does.
+
+        Raises:
+            ConnectException: no cluster state is in ``workdir``.
+        """
+        folder = Path(workdir)
+        try:
+            state = json.loads((folder / _STATE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConnectException(f"No running Spark cluster in {folder}: {exc}") from exc
+        cluster = cls(
+            int(state["workers"]),
+            cores=int(state["cores"]),
+            memory=str(state["memory"]),
+            workdir=folder,
+        )
+        cluster._master_port, cluster._webui_port = state["master_port"], state["webui_port"]
+        cluster.workers = [
+            WorkerProcess(i, log_path=folder / f"worker-{i}.log") for i in range(cluster._count)
+        ]
+        for worker in cluster.workers:
+            cluster._load(worker)
+        cluster._attached = cluster._started = True
+        return cluster
 
     # ------------------------------------------------------------------ the interface
     @property
@@ -150,6 +196,14 @@ class StandaloneSpark(SparkProvider):
         ]
         try:
             self._start_master(home)
+            state = {
+                "master_port": self._master_port,
+                "webui_port": self._webui_port,
+                "workers": self._count,
+                "cores": self.worker_cores,
+                "memory": self.worker_memory,
+            }
+            (self.workdir / _STATE).write_text(json.dumps(state), encoding="utf-8")
             for worker in self.workers:
                 self._launch_worker(worker)
             self.wait_workers(self._count, timeout=self.startup_timeout)
@@ -163,13 +217,18 @@ class StandaloneSpark(SparkProvider):
     @override
     def stop(self) -> None:
         for worker in self.workers:
-            self._kill_group(worker.proc)
-            worker.proc = None
+            if not self._attached:
+                self._load(worker)
+                self._kill_session(worker.pid, worker.proc)
+                worker.pid, worker.proc = 0, None
             _close(worker._log_file)
             worker._log_file = None
         if self._master is not None:
-            self._kill_group(self._master, signal.SIGTERM)
+            self._kill_session(self._master.pid, self._master, signal.SIGTERM)
             self._master = None
+        if self._attached:
+            self._started = False
+            return
         _close(self._master_log)
         self._master_log = None
         self._started = False
@@ -184,10 +243,12 @@ class StandaloneSpark(SparkProvider):
         With ``wait``, return once the master no longer lists it as ALIVE.
         """
         worker = self._worker(index)
-        if worker.proc is None:
+        self._load(worker)
+        if not worker.pid:
             return
-        self._kill_group(worker.proc)
-        worker.proc = None
+        self._kill_session(worker.pid, worker.proc)
+        worker.pid, worker.proc = 0, None
+        self._save(worker)
         _log.info("killed Spark worker %d (%s)", index, worker.address)
         if wait:
             self._wait(
@@ -199,6 +260,7 @@ class StandaloneSpark(SparkProvider):
     def start_worker(self, index: int, *, wait: bool = True, timeout: float = 90.0) -> None:
         """Start worker ``index`` again (a no-op when it runs); with ``wait``, until ALIVE."""
         worker = self._worker(index)
+        self._load(worker)
         if worker.alive:
             return
         self._launch_worker(worker)
@@ -231,6 +293,21 @@ class StandaloneSpark(SparkProvider):
             timeout,
             f"{count} workers to register with the master",
         )
+
+    def worker_of_executor(self, executor: str) -> int | None:
+        """The index of the worker that runs (or ran) executor ``executor`` of an application.
+
+        ``executor`` is Spark's executor id, or a task's ``worker_id`` as the Spark placement
+        reports it (``<host>:<executor id>``). A worker runs each executor in
+        ``<its work dir>/<app id>/<executor id>``.
+        """
+        number = executor.rpartition(":")[2]
+        if not number.isdigit():
+            return None
+        for worker in self.workers:
+            if any((self.workdir / f"worker-{worker.index}").glob(f"app-*/{number}")):
+                return worker.index
+        return None
 
     def log_tail(self, lines: int = 30) -> str:
         """The end of the master's and each worker's log, for failure messages."""
@@ -315,25 +392,47 @@ class StandaloneSpark(SparkProvider):
         worker._log_file.write(f"--- start {worker.starts} on port {worker.port}\n".encode())
         worker._log_file.flush()
         worker.proc = _spawn(command, worker._log_file, self._environment(home))
+        worker.pid = worker.proc.pid
+        self._save(worker)
 
-    def _kill_group(self, proc: subprocess.Popen[bytes] | None, sig: int = signal.SIGKILL) -> None:
-        """Signal ``proc`` and every process of its session, wait until they are all gone.
+    def _save(self, worker: WorkerProcess) -> None:
+        path = self.workdir / f"worker-{worker.index}.json"
+        path.write_text(json.dumps(worker.state()), encoding="utf-8")
+
+    def _load(self, worker: WorkerProcess) -> None:
+        try:
+            state = json.loads(
+                (self.workdir / f"worker-{worker.index}.json").read_text(encoding="utf-8")
+            )
+        except (OSError, ValueError):
+            return
+        worker.pid, worker.port, worker.starts = state["pid"], state["port"], state["starts"]
+        if worker.proc is not None and worker.proc.pid != worker.pid:
+            # another process killed it (it is gone: reap it) and started a new one since
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.proc.wait(timeout=10)
+            worker.proc = None
+
+    def _kill_session(
+        self, session: int, proc: subprocess.Popen[bytes] | None, sig: int = signal.SIGKILL
+    ) -> None:
+        """Signal process ``session`` and every process of its session, wait until all are gone.
 
         PySpark's daemon puts its Python workers in a process group of their own, but they
         stay in the worker's session (started with a session of its own), so the session is
         what is killed: a task must not keep running as an orphan after its worker died.
         """
-        if proc is None:
+        if not session:
             return
-        session = proc.pid
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(session, sig)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(session, signal.SIGKILL)
-            proc.wait(timeout=30)
+        if proc is not None:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(session, signal.SIGKILL)
+                proc.wait(timeout=30)
         deadline = time.monotonic() + 30
         while True:
             members = session_members(session)

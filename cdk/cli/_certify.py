@@ -218,6 +218,15 @@ class _CertifyCommand(click.Command):
     help=_KAFKA_HELP,
 )
 @click.option(
+    "--runtime",
+    type=click.Choice(["embedded", "distributed"]),
+    default="embedded",
+    show_default=True,
+    help="Where the connector runs: the embedded worker, or also distributed mode on a "
+    "standalone Spark cluster of 2 workers started for the run (the checks that need Spark, "
+    "skipped otherwise).",
+)
+@click.option(
     "--only",
     multiple=True,
     metavar="IDS",
@@ -283,6 +292,7 @@ class _CertifyCommand(click.Command):
 def certify(
     path: Path,
     kafka: str,
+    runtime: str,
     only: tuple[str, ...],
     skip: tuple[str, ...],
     report_dir: Path | None,
@@ -385,6 +395,7 @@ def certify(
                     check_timeout=check_timeout,
                     log_level=log_level,
                     jobs=jobs,
+                    runtime=runtime,
                 )
         except ConnectException as exc:
             raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None

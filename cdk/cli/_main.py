@@ -9,6 +9,7 @@ import click
 from cdk import __version__
 from cdk.cli._broker import broker
 from cdk.cli._certify import certify
+from cdk.cli._distributed import distributed
 from cdk.cli._new import new
 from cdk.cli._plugins import docs, plugins
 from cdk.cli._standalone import standalone
@@ -29,6 +30,7 @@ cli.add_command(plugins)
 cli.add_command(docs)
 cli.add_command(broker)
 cli.add_command(standalone)
+cli.add_command(distributed)
 cli.add_command(certify)
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -14,7 +16,7 @@ import click
 
 from cdk.errors import ConnectException
 
-__all__ = ["read_connector_file", "standalone"]
+__all__ = ["configure_logging", "read_connector_file", "standalone", "wait_for_stop_signal"]
 
 log = logging.getLogger("cdk.cli.standalone")
 
@@ -62,6 +64,34 @@ def read_connector_file(path: Path) -> tuple[str, dict[str, str]]:
     return str(name).strip(), config
 
 
+def configure_logging(level: str) -> None:
+    """Log to stderr at ``level`` in the format of the ``cdk`` worker commands."""
+    logging.basicConfig(
+        level=getattr(logging, level.upper()),
+        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
+    )
+
+
+@contextlib.contextmanager
+def wait_for_stop_signal() -> Iterator[threading.Event]:
+    """Handle SIGINT and SIGTERM while the block runs: they set the event yielded.
+
+    The previous handlers come back when the block ends.
+    """
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("Received %s: stopping", signal.Signals(signum).name)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _failure(status: dict[str, Any]) -> str | None:
     """Why the connector of a status (``GET /connectors/{name}/status``) FAILED; None if not.
 
@@ -102,10 +132,7 @@ def standalone(
     from cdk.errors import ConfigException
     from cdk.runtime._standalone import EmbeddedWorker
 
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper()),
-        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(log_level)
     try:
         worker_props = load_properties(worker_properties)
         connectors = [read_connector_file(path) for path in connector_configs]
@@ -113,14 +140,7 @@ def standalone(
     except ConnectException as exc:
         raise click.ClickException(str(exc)) from exc
 
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("Received %s: stopping", signal.Signals(signum).name)
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with wait_for_stop_signal() as stop:
         try:
             worker.start()
             states = []
@@ -147,6 +167,3 @@ def standalone(
             pass
         worker.stop()
         click.echo("cdk standalone: stopped", err=True)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

@@ -6,15 +6,25 @@ and transformations; :class:`Worker` runs connectors and their tasks, each task 
 thread; :class:`StandaloneHerder` manages connector configs, states and restarts; and
 :class:`RestServer` serves Kafka Connect's REST API. Offsets live in an
 :class:`OffsetBackingStore` (memory, file or Kafka topic), statuses in a :class:`StatusStore`.
+
+Distributed mode: :class:`DistributedWorker` is the in-process driver (``cdk distributed`` runs
+one with its REST API) of a :class:`DistributedHerder`, which keeps connector configs in a
+:class:`KafkaConfigBackingStore`, statuses in a :class:`KafkaStatusBackingStore` and offsets in
+a :class:`KafkaOffsetBackingStore`, and runs tasks on a :class:`TaskPlacement` (the Spark one of
+:mod:`cdk.spark`). :class:`DistributedConfig` is its worker configuration.
 """
 
 from __future__ import annotations
 
+from cdk.runtime._config_store import ClusterConfigState, KafkaConfigBackingStore
 from cdk.runtime._connector_config import ConnectorConfig
 from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
+from cdk.runtime._distributed import DistributedWorker
+from cdk.runtime._distributed_config import DISTRIBUTED_CONFIG_DEF, DistributedConfig
+from cdk.runtime._distributed_herder import DistributedHerder
 from cdk.runtime._error_config import ErrorHandlingConfig
 from cdk.runtime._error_context import Stage
 from cdk.runtime._file_offset_store import FileOffsetBackingStore
@@ -22,11 +32,13 @@ from cdk.runtime._herder import StandaloneHerder
 from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime._metrics import Metric, MetricsSnapshot
 from cdk.runtime._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
+from cdk.runtime._placement import PlacementListener, TaskGeneration, TaskPlacement
 from cdk.runtime._plugins import PluginDesc, Plugins, PluginType
 from cdk.runtime._requests import BadRequestException
 from cdk.runtime._rest import RestServer
 from cdk.runtime._standalone import EmbeddedWorker
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+from cdk.runtime._status_store import KafkaStatusBackingStore
 from cdk.runtime._worker import ConnectorListener, Worker
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
 
@@ -38,6 +50,17 @@ __all__ = [
     "StandaloneHerder",
     "RestServer",
     "BadRequestException",
+    # distributed mode
+    "DistributedWorker",
+    "DistributedHerder",
+    "DistributedConfig",
+    "DISTRIBUTED_CONFIG_DEF",
+    "KafkaConfigBackingStore",
+    "ClusterConfigState",
+    "KafkaStatusBackingStore",
+    "TaskPlacement",
+    "TaskGeneration",
+    "PlacementListener",
     # plugins
     "Plugins",
     "PluginDesc",

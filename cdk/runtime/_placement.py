@@ -13,7 +13,13 @@ How a generation ends reaches the running tasks through Kafka, never through a s
 - a ``target-state-<name>`` of ``STOPPED`` (Kafka also commits an empty task set), or a
   ``connector-<name>`` tombstone (delete);
 - a ``status-connector-<name>`` record of ``UNASSIGNED`` written by the herder's worker id after
-  the generation started (the herder stopping the connector: driver shutdown).
+  the generation started (the herder stopping the connector: driver shutdown). Its
+  ``generation`` field is the connector's current generation, so a task can tell without
+  timing: it ends on an ``UNASSIGNED`` connector status whose generation is at least its own.
+  The herder writes no other ``UNASSIGNED`` connector status (the driver's :class:`Worker`
+  writes through :class:`~cdk.runtime._distributed_herder.DriverStatusView`, which drops them),
+  and a restarted herder re-commits the recovered task configs, so the recovered generation
+  is later than the ``UNASSIGNED`` its predecessor wrote.
 
 ``PAUSED``/``STARTED`` target states pause and resume the running tasks in place. Tasks report
 their own statuses (``RUNNING``, ``PAUSED``, ``FAILED`` with the trace, ``UNASSIGNED`` on a clean

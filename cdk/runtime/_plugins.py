@@ -143,6 +143,11 @@ class Plugins:
         self._lock = threading.Lock()
         self._registry: _Registry | None = None
 
+    @property
+    def extra(self) -> tuple[type, ...]:
+        """The plugin classes registered beyond the built-ins and entry points."""
+        return self._extra
+
     # ------------------------------------------------------------------ discovery
     def _scan(self) -> _Registry:
         with self._lock:

@@ -38,7 +38,7 @@ from cdk.runtime._kit_info import kit_commit
 from cdk.runtime._loggers import to_python_level
 
 if TYPE_CHECKING:
-    from cdk.runtime._herder import StandaloneHerder
+    from cdk.runtime._herder_base import AbstractHerder
     from cdk.runtime._worker_config import WorkerConfig
 
 __all__ = ["RestServer"]
@@ -68,7 +68,7 @@ class RestServer:
         self.host = host
         self.port = port
         self._basic_auth = basic_auth
-        self._herder: StandaloneHerder | None = None
+        self._herder: AbstractHerder | None = None
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
@@ -117,7 +117,7 @@ class RestServer:
             self.port = server.server_address[1]
         return self.url
 
-    def start(self, herder: StandaloneHerder) -> None:
+    def start(self, herder: AbstractHerder) -> None:
         """Serve ``herder``'s API on a background thread (binding first if needed)."""
         self._herder = herder
         self.bind()
@@ -174,7 +174,7 @@ class RestServer:
 
     # ------------------------------------------------------------------ routing
     @property
-    def herder(self) -> StandaloneHerder:
+    def herder(self) -> AbstractHerder:
         """The herder being served."""
         if self._herder is None:
             raise HttpError(503, "Worker is still starting up.")

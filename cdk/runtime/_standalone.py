@@ -14,6 +14,8 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from typing_extensions import Self
+
 from cdk.errors import ConnectException
 from cdk.runtime._file_offset_store import FileOffsetBackingStore
 from cdk.runtime._herder import StandaloneHerder
@@ -29,56 +31,20 @@ from cdk.runtime._worker_config import (
     WorkerConfig,
 )
 
-__all__ = ["EmbeddedWorker"]
+__all__ = ["EmbeddedWorker", "InProcessWorker"]
 
 log = logging.getLogger("cdk.runtime.standalone")
 
 
-class EmbeddedWorker:
-    """A standalone Kafka Connect worker running in this process.
+class InProcessWorker:
+    """What the standalone and the distributed in-process workers share (REST, ids, metrics)."""
 
-    Args:
-        worker_props: the worker properties (as in ``connect-standalone.properties``).
-        rest: serve the REST API (on ``listeners``; port 0 picks a free port).
-        plugins: the plugin registry (default: built-ins and ``cdk.plugins`` entry points).
-        extra_plugins: more plugin classes to register (when ``plugins`` is not given).
-        cluster_id_timeout: seconds to wait for the broker's cluster id at start (0: skip).
-
-    Raises:
-        ConfigException: the worker properties are invalid (names the key).
-    """
-
-    def __init__(
-        self,
-        worker_props: Mapping[str, Any],
-        *,
-        rest: bool = True,
-        plugins: Plugins | None = None,
-        extra_plugins: Iterable[type] = (),
-        cluster_id_timeout: float = 10.0,
-    ) -> None:
-        self.plugins = plugins if plugins is not None else Plugins(extra_plugins)
-        self.config = WorkerConfig(worker_props, plugins=self.plugins)
-        self._rest_enabled = rest
-        self._cluster_id_timeout = cluster_id_timeout
-        self.rest: RestServer | None = None
-        self.status = StatusStore()
-        self.offset_store: OffsetBackingStore = (
-            FileOffsetBackingStore(self.config.offset_file)
-            if self.config.offset_file
-            else MemoryOffsetBackingStore()
-        )
-        self._worker: Worker | None = None
-        self._herder: StandaloneHerder | None = None
+    config: WorkerConfig
+    rest: RestServer | None
+    _worker: Worker | None
+    _cluster_id_timeout: float
 
     # ------------------------------------------------------------------ accessors
-    @property
-    def herder(self) -> StandaloneHerder:
-        """The herder (create connectors through it)."""
-        if self._herder is None:
-            raise ConnectException("The embedded worker is not started")
-        return self._herder
-
     @property
     def worker(self) -> Worker:
         """The worker running the connectors and tasks."""
@@ -130,6 +96,66 @@ class EmbeddedWorker:
         except ConnectException as exc:
             log.warning("Could not read the Kafka cluster id: %s", exc)
             return None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self) -> Self:
+        """Start the worker; return self."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop the worker."""
+        raise NotImplementedError
+
+
+class EmbeddedWorker(InProcessWorker):
+    """A standalone Kafka Connect worker running in this process.
+
+    Args:
+        worker_props: the worker properties (as in ``connect-standalone.properties``).
+        rest: serve the REST API (on ``listeners``; port 0 picks a free port).
+        plugins: the plugin registry (default: built-ins and ``cdk.plugins`` entry points).
+        extra_plugins: more plugin classes to register (when ``plugins`` is not given).
+        cluster_id_timeout: seconds to wait for the broker's cluster id at start (0: skip).
+
+    Raises:
+        ConfigException: the worker properties are invalid (names the key).
+    """
+
+    def __init__(
+        self,
+        worker_props: Mapping[str, Any],
+        *,
+        rest: bool = True,
+        plugins: Plugins | None = None,
+        extra_plugins: Iterable[type] = (),
+        cluster_id_timeout: float = 10.0,
+    ) -> None:
+        self.plugins = plugins if plugins is not None else Plugins(extra_plugins)
+        self.config = WorkerConfig(worker_props, plugins=self.plugins)
+        self._rest_enabled = rest
+        self._cluster_id_timeout = cluster_id_timeout
+        self.rest: RestServer | None = None
+        self.status = StatusStore()
+        self.offset_store: OffsetBackingStore = (
+            FileOffsetBackingStore(self.config.offset_file)
+            if self.config.offset_file
+            else MemoryOffsetBackingStore()
+        )
+        self._worker: Worker | None = None
+        self._herder: StandaloneHerder | None = None
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def herder(self) -> StandaloneHerder:
+        """The herder (create connectors through it)."""
+        if self._herder is None:
+            raise ConnectException("The embedded worker is not started")
+        return self._herder
 
     def start(self) -> EmbeddedWorker:
         """Start the worker, the herder and (optionally) the REST API; return self.
@@ -184,12 +210,6 @@ class EmbeddedWorker:
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.stop()
-
-    def __enter__(self) -> EmbeddedWorker:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return f"EmbeddedWorker(rest_url={self.rest_url!r})"

@@ -184,6 +184,11 @@ class StatusStore:
         with self._lock:
             return set(self._connectors)
 
+    def remove_connector_status(self, name: str) -> None:
+        """Forget a connector's own status only (its tasks' statuses stay)."""
+        with self._lock:
+            self._connectors.pop(name, None)
+
     def remove_connector(self, name: str) -> None:
         """Forget a connector's status, its tasks' statuses and its active topics."""
         with self._lock:
@@ -211,8 +216,12 @@ class StatusStore:
         with self._lock:
             topics = self._topics.get(connector)
             if topics is None:
-                topics = self._topics[connector] = ActiveTopics(connector)
+                topics = self._topics[connector] = self._new_active_topics(connector)
             return topics
+
+    def _new_active_topics(self, connector: str) -> ActiveTopics:
+        """The :class:`ActiveTopics` of a connector seen for the first time (a subclass hook)."""
+        return ActiveTopics(connector)
 
     def remove_task(self, task_id: ConnectorTaskId) -> None:
         """Forget a task's status."""

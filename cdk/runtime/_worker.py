@@ -569,6 +569,17 @@ class Worker:
                 )
         return future
 
+    def set_tasks_target_state(self, connector: str, target: TargetState) -> None:
+        """Pause or resume the tasks of ``connector`` this worker runs (not the connector).
+
+        Where tasks run apart from their connector (the executors of distributed mode), a
+        target state reaches them this way.
+        """
+        with self._lock:
+            runners = [r for tid, r in self._tasks.items() if tid.connector == connector]
+        for runner in runners:
+            runner.set_target_state(target)
+
     def _connector_metrics_infos(self) -> list[ConnectorMetricsInfo]:
         """What ``connector-metrics`` reports of each connector (read at scrape time)."""
         with self._lock:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from cdk.config import AbstractConfig, ConfigDef, Importance, Password, Type
@@ -375,6 +375,9 @@ class WorkerConfig(AbstractConfig):
             ``value.converter``) is missing; the message names the key.
     """
 
+    #: The keys this kind of worker accepts (:class:`DistributedConfig` adds its own).
+    CONFIG_DEF: ClassVar[ConfigDef] = WORKER_CONFIG_DEF
+
     def __init__(self, props: Mapping[str, Any], *, plugins: Any = None) -> None:
         props = dict(props)
         for key in (KEY_CONVERTER_CLASS_CONFIG, VALUE_CONVERTER_CLASS_CONFIG):
@@ -384,7 +387,7 @@ class WorkerConfig(AbstractConfig):
                 )
         if plugins is not None:
             _resolve_classes(props, plugins)
-        super().__init__(WORKER_CONFIG_DEF, props)
+        super().__init__(type(self).CONFIG_DEF, props)
         for key in (
             TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
             OFFSET_COMMIT_INTERVAL_MS_CONFIG,

@@ -184,6 +184,7 @@ def _run_job(job: dict[str, Any], send: Callable[[Any], None], receive: Callable
             Path(job["workdir"]) / f"{index:03d}",
             run,
             broker=job.get("broker"),
+            spark_dir=job.get("spark_dir"),
         )
         leaked = leaked_threads(before, LEAK_GRACE_S) if reason is None else []
         send(("result", index, result_fields(result), sorted(run.secrets), leaked))

@@ -97,6 +97,8 @@ class CheckContext:
         recorded: the evidence recorded so far (:meth:`evidence`), by name.
         broker: stalls the run's broker (SIGSTOP/SIGCONT), or None where it cannot be stalled
             (a container, an existing cluster).
+        spark_dir: the folder of the run's standalone Spark cluster (distributed runtime), which
+            :func:`harness.certify._distributed.spark_cluster` attaches to; None otherwise.
     """
 
     check: Check
@@ -107,6 +109,7 @@ class CheckContext:
     environment: frozenset[str]
     workdir: Path
     broker: BrokerStall | None = None
+    spark_dir: str | None = None
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)

@@ -162,6 +162,17 @@ EXIT_CERTIFIABLE = 0
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 3
 
+#: Where the connector runs in a certification run (``cdk certify --runtime``).
+RUNTIMES = ("embedded", "distributed")
+#: The Spark workers of a distributed run's standalone cluster.
+SPARK_WORKERS = 2
+#: Why a check that needs Spark is skipped in the embedded runtime.
+NEEDS_DISTRIBUTED = (
+    "runs the connector in distributed mode on a Spark cluster: needs --runtime distributed "
+    f"(cdk certify --runtime distributed starts a standalone cluster of {SPARK_WORKERS} "
+    "workers for it)"
+)
+
 
 def plan(
     project: Project, only: Sequence[str] = (), skip: Sequence[str] = ()
@@ -211,6 +222,7 @@ def certify(
     check_timeout: float | None = None,
     log_level: str | None = None,
     jobs: int = 1,
+    runtime: str = "embedded",
 ) -> CertificationRun:
     """Run the certification suites against ``project`` and return the run.
 
@@ -238,16 +250,23 @@ def certify(
             against the one Kafka; the checks marked exclusive run alone, after the others.
             The results are in plan order whatever the order they ended in, so the run and its
             reports are those of a serial run. Checks in process always run one at a time.
+        runtime: ``embedded`` (the default) or ``distributed``. The checks that need Spark
+            (the distributed ones) run only in the distributed runtime, on a standalone Spark
+            cluster of 2 one-core workers started for the run (and stopped after it); in the
+            embedded runtime they are skipped, with the reason.
 
     Raises:
         ConnectException: Kafka could not be started, or (isolated) the child process that
             runs the checks could not start.
-        ValueError: ``jobs`` is less than 1, or more than 1 without ``isolate``.
+        ValueError: ``jobs`` is less than 1, or more than 1 without ``isolate``, or
+            ``runtime`` is neither ``embedded`` nor ``distributed``.
     """
     from harness.kafka import broker_stall, kafka_provider
 
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
+    if runtime not in RUNTIMES:
+        raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
     if jobs > 1 and not isolate:
         raise ValueError(
             "jobs > 1 needs isolate=True: checks run in process share the caller's process "
@@ -259,12 +278,13 @@ def certify(
     own_dir = workdir is None
     base = Path(tempfile.mkdtemp(prefix="cdk-certify-")) if workdir is None else workdir
     base.mkdir(parents=True, exist_ok=True)
-    provided = frozenset(environment)
+    provided = frozenset(environment) | ({"spark"} if runtime == "distributed" else set())
     root = logging.getLogger()
     old_level = root.level
     if root.level > logging.INFO or root.level == logging.NOTSET:
         root.setLevel(logging.INFO)
     provider = kafka_provider(kafka)
+    spark = _SparkForRun(runtime)
     try:
         if listener is not None:
             listener.started(run, len(planned))
@@ -274,6 +294,12 @@ def certify(
             provider.start()
             bootstrap = provider.bootstrap_servers
         run.environment = _environment(loaded, kafka, provider)
+        run.environment["runtime"] = runtime
+        if runtime == "distributed" and any(
+            reason is None and "spark" in c.needs for c, _, reason in planned
+        ):
+            spark.start(base / "spark")
+            run.environment["spark"] = spark.describe()
         stall = broker_stall(provider) if needs_kafka else None
         items = [(i, c, d, reason) for i, (c, d, reason) in enumerate(planned, start=1)]
         if isolate:
@@ -298,6 +324,7 @@ def certify(
                 check_timeout,
                 log_level,
                 jobs,
+                spark.directory,
             )
         else:
             run.config_docs = _config_docs(loaded)
@@ -315,12 +342,14 @@ def certify(
                     base / f"{index:03d}",
                     run,
                     broker=stall,
+                    spark_dir=spark.directory,
                 )
                 run.results.append(result)
                 if listener is not None:
                     listener.check_finished(result)
     finally:
         try:
+            spark.stop()
             provider.stop()
         finally:
             root.setLevel(old_level)
@@ -344,6 +373,7 @@ def _run_isolated(
     check_timeout: float | None,
     log_level: str | None,
     jobs: int,
+    spark_dir: str | None = None,
 ) -> None:
     """Run ``items`` in child processes (see :mod:`harness.certify._isolate`).
 
@@ -427,6 +457,7 @@ def _run_isolated(
         "provided": provided,
         "log_level": log_level,
         "broker": stall,
+        "spark_dir": spark_dir,
     }
     try:
         run_isolated(
@@ -463,6 +494,7 @@ def _run_one(
     run: CertificationRun,
     *,
     broker: BrokerStall | None = None,
+    spark_dir: str | None = None,
 ) -> CheckResult:
     kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
     subject = project_subject(project, c, driver)
@@ -470,6 +502,9 @@ def _run_one(
     missing = sorted(c.needs - provided)
     if reason is not None:
         result.message = reason
+        return result
+    if missing == ["spark"]:
+        result.message = NEEDS_DISTRIBUTED
         return result
     if missing:
         result.outcome = Outcome.NOT_VERIFIED
@@ -488,6 +523,7 @@ def _run_one(
         environment=provided,
         workdir=workdir,
         broker=broker,
+        spark_dir=spark_dir,
     )
     handler = _ListHandler(ctx.log_lines)
     logging.getLogger().addHandler(handler)
@@ -564,6 +600,39 @@ class _ListHandler(logging.Handler):
             self.lines.append(self.format(record))
         except Exception:  # noqa: BLE001 - logging must never break a check
             self.handleError(record)
+
+
+class _SparkForRun:
+    """The standalone Spark cluster of a distributed run, started when a check needs it."""
+
+    def __init__(self, runtime: str) -> None:
+        self.runtime = runtime
+        self.cluster: Any = None
+
+    @property
+    def directory(self) -> str | None:
+        """The cluster's folder, which checks attach to (None when no cluster runs)."""
+        return str(self.cluster.workdir) if self.cluster is not None else None
+
+    def start(self, directory: Path) -> None:
+        from harness.spark import StandaloneSpark
+
+        cluster = StandaloneSpark(SPARK_WORKERS, cores=1, memory="1g", workdir=directory)
+        cluster.start()
+        self.cluster = cluster
+
+    def describe(self) -> str:
+        from harness.spark import spark_version
+
+        return (
+            f"PySpark {spark_version()}, a standalone cluster of {SPARK_WORKERS} one-core "
+            f"workers ({self.cluster.master_url})"
+        )
+
+    def stop(self) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
 
 
 def _kafka_kind(spec: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 
@@ -133,6 +134,8 @@ def spark_containers() -> Iterator[TestcontainersSpark]:
 
 @pytest.mark.docker
 @pytest.mark.xdist_group("exclusive")
+# the first run builds the image (debootstrap, ~2 min); each container copies it (vfs storage)
+@pytest.mark.timeout(900)
 @pytest.mark.skipif(
     not dockerd_installed() and not ENGINE_ANSWERS,
     reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
@@ -146,3 +149,24 @@ def test_containers_run_a_job_and_a_killed_worker_rejoins(
     assert spark_containers.alive_workers() == set()
     spark_containers.start_worker(0)
     assert len(spark_containers.alive_workers()) == 1
+
+
+def test_another_process_attaches_and_restarts_a_worker(spark_cluster: StandaloneSpark) -> None:
+    before = spark_cluster.workers[1].pid
+    script = (
+        "import sys; from harness.spark import StandaloneSpark\n"
+        "cluster = StandaloneSpark.attach(sys.argv[1])\n"
+        "cluster.kill_worker(1)\n"
+        "assert len(cluster.alive_workers()) == 1\n"
+        "cluster.start_worker(1)\n"
+        "cluster.stop()\n"  # an attached cluster's stop stops nothing
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, str(spark_cluster.workdir)], check=True, timeout=180
+    )
+    assert not _group_alive(before)
+    assert len(spark_cluster.alive_workers()) == 2
+    spark_cluster.kill_worker(1)  # the owner controls the worker another process started
+    assert len(spark_cluster.alive_workers()) == 1
+    spark_cluster.start_worker(1)
+    assert spark_cluster.workers[1].alive

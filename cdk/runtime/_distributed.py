@@ -1,0 +1,215 @@
+"""An in-process distributed driver: the stores on Kafka topics, the herder, the REST API.
+
+``cdk distributed`` runs one; tests and harnesses embed one::
+
+    with DistributedWorker({"bootstrap.servers": bootstrap,
+                            "group.id": "connect",
+                            "config.storage.topic": "connect-configs",
+                            "offset.storage.topic": "connect-offsets",
+                            "status.storage.topic": "connect-status",
+                            "key.converter": "JsonConverter",
+                            "value.converter": "JsonConverter"}) as driver:
+        driver.herder.create_connector("src", {"connector.class": "MySource", ...})
+
+The tasks run on a :class:`~cdk.runtime._placement.TaskPlacement`: by default the Spark one of
+:mod:`cdk.spark` (it needs the ``spark`` extra), on ``spark.master``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from cdk.errors import ConnectException
+from cdk.runtime._config_store import KafkaConfigBackingStore
+from cdk.runtime._distributed_config import DistributedConfig
+from cdk.runtime._distributed_herder import DistributedHerder, DriverStatusView
+from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
+from cdk.runtime._placement import TaskPlacement
+from cdk.runtime._plugins import Plugins
+from cdk.runtime._rest import RestServer
+from cdk.runtime._standalone import InProcessWorker
+from cdk.runtime._status_store import KafkaStatusBackingStore
+from cdk.runtime._worker import Worker
+
+__all__ = ["DistributedWorker", "spark_placement"]
+
+log = logging.getLogger("cdk.runtime.distributed")
+
+SPARK_MISSING = (
+    "Distributed mode runs connector tasks on Spark, and PySpark is not installed: "
+    "pip install 'connect-cdk[spark]'"
+)
+
+
+def spark_placement(config: DistributedConfig, plugins: Plugins | None = None) -> TaskPlacement:
+    """The Spark placement of :mod:`cdk.spark` for ``config`` (imported only now).
+
+    Raises:
+        ConnectException: PySpark (the ``spark`` extra) is not installed.
+    """
+    try:
+        import pyspark  # noqa: F401
+
+        from cdk import spark
+    except ImportError as exc:
+        raise ConnectException(SPARK_MISSING) from exc
+    factory: Callable[..., TaskPlacement] | None = getattr(spark, "SparkPlacement", None)
+    if factory is None:
+        raise ConnectException("This build of connect-cdk has no Spark task placement")
+    return factory(config, plugins=plugins)
+
+
+class DistributedWorker(InProcessWorker):
+    """A distributed-mode driver running in this process.
+
+    Args:
+        worker_props: the worker properties (as in ``connect-distributed.properties``, plus
+            ``spark.*`` keys).
+        placement: where task generations run (default: :func:`spark_placement` at start).
+        rest: serve the REST API (on ``listeners``; port 0 picks a free port).
+        plugins: the plugin registry (default: built-ins and ``cdk.plugins`` entry points).
+        extra_plugins: more plugin classes to register (when ``plugins`` is not given).
+        cluster_id_timeout: seconds to wait for the broker's cluster id at start (0: skip).
+
+    Raises:
+        ConfigException: the worker properties are invalid (names the key).
+    """
+
+    def __init__(
+        self,
+        worker_props: Mapping[str, Any],
+        *,
+        placement: TaskPlacement | None = None,
+        rest: bool = True,
+        plugins: Plugins | None = None,
+        extra_plugins: Iterable[type] = (),
+        cluster_id_timeout: float = 10.0,
+    ) -> None:
+        self.plugins = plugins if plugins is not None else Plugins(extra_plugins)
+        self.config: DistributedConfig = DistributedConfig(worker_props, plugins=self.plugins)
+        self._placement = placement
+        self._rest_enabled = rest
+        self._cluster_id_timeout = cluster_id_timeout
+        self.rest: RestServer | None = None
+        config = self.config
+        overrides = config.storage_client_overrides()
+        partitions, rf = config.storage_settings("offset")
+        self.offset_store = KafkaOffsetBackingStore(
+            config.offset_topic,
+            config.bootstrap_servers,
+            overrides,
+            partitions=partitions,
+            replication_factor=rf,
+        )
+        partitions, rf = config.storage_settings("status")
+        self.status = KafkaStatusBackingStore(
+            config.status_topic,
+            config.bootstrap_servers,
+            overrides,
+            partitions=partitions,
+            replication_factor=rf,
+        )
+        _, rf = config.storage_settings("config")
+        self.config_store = KafkaConfigBackingStore(
+            config.config_topic, config.bootstrap_servers, overrides, replication_factor=rf
+        )
+        self._worker: Worker | None = None
+        self._herder: DistributedHerder | None = None
+        self._started: list[Callable[[], None]] = []
+
+    @property
+    def herder(self) -> DistributedHerder:
+        """The herder (create connectors through it)."""
+        if self._herder is None:
+            raise ConnectException("The distributed worker is not started")
+        return self._herder
+
+    @property
+    def placement(self) -> TaskPlacement | None:
+        """Where the tasks run (``None`` before :meth:`start` without an explicit one)."""
+        return self._placement
+
+    def start(self) -> DistributedWorker:
+        """Start the stores, the placement, the herder and (optionally) the REST API.
+
+        Raises:
+            ConnectException: the cluster or a topic cannot be used, the REST port cannot be
+                bound, or PySpark is missing for the default placement.
+        """
+        try:
+            placement = self._placement
+            if placement is None:
+                placement = self._placement = spark_placement(self.config, self.plugins)
+            if self._rest_enabled:
+                self.rest = RestServer.from_config(self.config)
+                self.rest.bind()
+            worker_id = self._worker_id()
+            self.status.start()
+            self._started.append(self.status.stop)
+            self.config_store.start()
+            self._started.append(self.config_store.stop)
+            self._worker = Worker(
+                self.config,
+                self.plugins,
+                self.offset_store,
+                DriverStatusView(self.status),
+                worker_id=worker_id,
+            )
+            self._worker.start()
+            self._herder = DistributedHerder(
+                self._worker,
+                self.config,
+                self.plugins,
+                self.status,
+                self.offset_store,
+                self.config_store,
+                placement,
+                worker_id=worker_id,
+                kafka_cluster_id=self._cluster_id(),
+            )
+            self._herder.start()
+            if self.rest is not None:
+                self.rest.start(self._herder)
+        except BaseException:
+            self.stop()
+            raise
+        log.info(
+            "Distributed driver %s started (spark.master=%s)%s",
+            worker_id,
+            self.config.spark_master,
+            f"; REST API at {self.rest_url}" if self.rest is not None else "",
+        )
+        return self
+
+    def stop(self) -> None:
+        """Stop the REST API, end every task generation, stop the connectors and the stores."""
+        if self.rest is not None:
+            try:
+                self.rest.stop()
+            except Exception:
+                log.exception("Failed to stop the REST API")
+        herder, self._herder = self._herder, None
+        if herder is not None:
+            try:
+                herder.stop()
+            except Exception:
+                log.exception("Failed to stop the herder")
+        elif self._placement is not None:
+            try:
+                self._placement.close(0.0)  # the herder never started it
+            except Exception:
+                log.exception("Failed to close the task placement")
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.stop()
+        while self._started:
+            closer = self._started.pop()
+            try:
+                closer()
+            except Exception:
+                log.exception("Failed to stop a store")
+
+    def __repr__(self) -> str:
+        return f"DistributedWorker(rest_url={self.rest_url!r})"

@@ -1,0 +1,323 @@
+"""A compacted Kafka topic read as a log of keyed records (Kafka Connect's ``KafkaBasedLog``).
+
+The offset, config and status stores of distributed mode each keep their state in one compacted
+topic: :class:`KafkaBasedLog` creates the topic when it is missing, reads it from the beginning
+on :meth:`~KafkaBasedLog.start`, hands every record it reads to a callback, reads to the end of
+the topic on demand (so a store sees what other processes wrote), and writes records and waits for
+the broker to acknowledge them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from cdk.errors import ConfigException, ConnectException
+from cdk.runtime._topics import ensure_topic
+
+__all__ = ["KafkaBasedLog", "LogRecord"]
+
+log = logging.getLogger("cdk.runtime.kafkalog")
+
+#: What the callback receives: key, value (``None``: a tombstone), partition, offset.
+LogRecord = tuple[bytes | None, bytes | None, int, int]
+
+
+class KafkaBasedLog:
+    """A compacted topic consumed from the beginning and written with acknowledgements.
+
+    Args:
+        topic: the topic.
+        bootstrap_servers: the cluster.
+        on_record: called (under the log's lock) with every record read, in order per partition.
+        client_overrides: extra librdkafka settings of the producer, consumer and admin client.
+        partitions: partitions of the topic when it is created.
+        replication_factor: its replication factor when created (capped to the brokers;
+            ``-1``: the broker's default).
+        purpose: what the topic is for, in messages (``offset storage``, ``config storage``).
+        timeout_s: how long one write, or one read to the end, may take.
+        create: create the topic when missing (readers that only follow a topic pass False).
+    """
+
+    def __init__(
+        self,
+        topic: str,
+        bootstrap_servers: str,
+        on_record: Callable[[LogRecord], None],
+        client_overrides: Mapping[str, Any] | None = None,
+        *,
+        partitions: int = 1,
+        replication_factor: int = 3,
+        purpose: str = "the runtime",
+        timeout_s: float = 30.0,
+        create: bool = True,
+    ) -> None:
+        self.topic = topic
+        self.bootstrap_servers = bootstrap_servers
+        self.purpose = purpose
+        self._on_record = on_record
+        self._overrides = dict(client_overrides or {})
+        self._partitions = partitions
+        self._replication_factor = replication_factor
+        self._timeout_s = timeout_s
+        self._create = create
+        self.lock = threading.RLock()
+        self._producer: Any = None
+        self._consumer: Any = None
+        self._assigned: list[Any] = []
+
+    def _client_config(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+        config: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers}
+        config.update(extra)
+        config.update(self._overrides)
+        return config
+
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` succeeded and :meth:`stop` was not called since."""
+        return self._consumer is not None
+
+    def start(self) -> None:
+        """Create the topic if missing (compacted), then read it from the beginning.
+
+        Raises:
+            ConnectException: the cluster cannot be reached, or the topic cannot be created or
+                read.
+            ConfigException: the topic exists and is not compacted.
+        """
+        from confluent_kafka import TopicPartition
+
+        from cdk.kafka import new_admin, new_consumer, new_producer
+
+        with self.lock:
+            if self._consumer is not None:
+                return
+            admin = new_admin(self._client_config({}))
+            if self._create:
+                num_partitions = ensure_topic(
+                    admin,
+                    self.topic,
+                    partitions=self._partitions,
+                    replication_factor=self._replication_factor,
+                    config={"cleanup.policy": "compact"},
+                    timeout_s=self._timeout_s,
+                    purpose=self.purpose,
+                )
+            else:
+                num_partitions = _partition_count(admin, self.topic, self._timeout_s)
+            check_compacted(admin, self.topic, self._timeout_s, self.purpose)
+            self._producer = new_producer(
+                self._client_config(
+                    {
+                        "acks": "all",
+                        "max.in.flight.requests.per.connection": 1,
+                        "partitioner": "murmur2_random",
+                        "linger.ms": 0,
+                    }
+                )
+            )
+            self._consumer = new_consumer(
+                self._client_config(
+                    {
+                        "group.id": f"cdk-log-reader-{os.getpid()}-{id(self)}",
+                        "enable.auto.commit": False,
+                        "enable.auto.offset.store": False,
+                        "auto.offset.reset": "earliest",
+                        "isolation.level": "read_committed",
+                        "enable.partition.eof": True,
+                        "fetch.wait.max.ms": 10,
+                    }
+                )
+            )
+            self._assigned = [
+                TopicPartition(self.topic, p, -2)  # OFFSET_BEGINNING
+                for p in range(num_partitions)
+            ]
+            self._consumer.assign(self._assigned)
+            try:
+                self.read_to_end()
+            except BaseException:
+                self._close_clients()
+                raise
+
+    def read_to_end(self) -> None:
+        """Consume until every partition reached the end it had when this call began.
+
+        Raises:
+            ConnectException: not started, the end offsets cannot be read, or the read timed
+                out.
+        """
+        from confluent_kafka import KafkaError
+
+        with self.lock:
+            consumer = self._consumer
+            if consumer is None:
+                raise ConnectException(f"The {self.purpose} on topic {self.topic} is not started")
+            deadline = time.monotonic() + self._timeout_s
+            ends: dict[int, int] = {}
+            for tp in self._assigned:
+                try:
+                    _low, high = consumer.get_watermark_offsets(tp, timeout=self._timeout_s)
+                except Exception as e:
+                    raise ConnectException(
+                        f"Could not read the end offsets of the {self.purpose} topic "
+                        f"{self.topic}: {e}"
+                    ) from e
+                if high > 0:
+                    ends[tp.partition] = high
+            positions: dict[int, int] = dict.fromkeys(ends, -1)
+            for tp in consumer.position([tp for tp in self._assigned if tp.partition in ends]):
+                if tp.offset >= 0:
+                    positions[tp.partition] = tp.offset
+            while any(positions[p] < end for p, end in ends.items()):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ConnectException(
+                        f"Timed out reading the {self.purpose} topic {self.topic} to its end"
+                    )
+                # consume() waits its whole timeout unless it fills the batch: drain what is
+                # there, else wait for the next record only as long as it takes to arrive
+                messages = consumer.consume(num_messages=500, timeout=0)
+                if not messages:
+                    first = consumer.poll(min(remaining, 0.5))
+                    messages = [] if first is None else [first]
+                for message in messages:
+                    partition = message.partition()
+                    error = message.error()
+                    if error is not None:
+                        if error.code() == KafkaError._PARTITION_EOF:
+                            if partition in positions:
+                                positions[partition] = max(positions[partition], message.offset())
+                            continue
+                        raise ConnectException(
+                            f"Error reading the {self.purpose} topic {self.topic}: {error}"
+                        )
+                    if partition in positions:
+                        positions[partition] = max(positions[partition], message.offset() + 1)
+                    self._on_record((message.key(), message.value(), partition, message.offset()))
+
+    def send(self, records: Sequence[tuple[bytes, bytes | None]]) -> list[int]:
+        """Produce ``records`` (key, value; ``None`` a tombstone) in order and wait for the acks.
+
+        Returns:
+            The offset of each record in the topic, in order.
+
+        Raises:
+            ConnectException: a record was rejected or not acknowledged in time.
+        """
+        if not records:
+            return []
+        with self.lock:
+            producer = self._producer
+            if producer is None:
+                raise ConnectException(f"The {self.purpose} on topic {self.topic} is not started")
+            errors: list[Any] = []
+            offsets: list[int] = [-1] * len(records)
+
+            def on_delivery(index: int) -> Callable[[Any, Any], None]:
+                def done(err: Any, msg: Any) -> None:
+                    if err is not None:
+                        errors.append(err)
+                    else:
+                        offsets[index] = msg.offset()
+
+                return done
+
+            try:
+                for index, (key, value) in enumerate(records):
+                    while True:
+                        try:
+                            producer.produce(
+                                self.topic, key=key, value=value, on_delivery=on_delivery(index)
+                            )
+                            break
+                        except BufferError:
+                            producer.poll(0.1)
+            except Exception as e:
+                producer.flush(self._timeout_s)
+                raise ConnectException(
+                    f"Could not write to the {self.purpose} topic {self.topic}: {e}"
+                ) from e
+            left = producer.flush(self._timeout_s)
+            if left:
+                raise ConnectException(
+                    f"Timed out writing to the {self.purpose} topic {self.topic}: "
+                    f"{left} records unacknowledged"
+                )
+            if errors:
+                raise ConnectException(
+                    f"Could not write to the {self.purpose} topic {self.topic}: {errors[0]}"
+                )
+            return offsets
+
+    def stop(self) -> None:
+        """Flush pending writes and close the clients."""
+        with self.lock:
+            self._close_clients()
+
+    def _close_clients(self) -> None:
+        if self._producer is not None:
+            self._producer.flush(self._timeout_s)
+            self._producer = None
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+    def __repr__(self) -> str:
+        return f"KafkaBasedLog(topic={self.topic!r}, purpose={self.purpose!r})"
+
+
+def _partition_count(admin: Any, topic: str, timeout_s: float) -> int:
+    try:
+        described = admin.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
+    except Exception as e:
+        raise ConnectException(f"Could not describe topic {topic}: {e}") from e
+    if described is None or described.error is not None or not described.partitions:
+        raise ConnectException(f"Topic {topic} does not exist")
+    return len(described.partitions)
+
+
+def check_compacted(admin: Any, topic: str, timeout_s: float, purpose: str) -> None:
+    """Refuse a topic whose ``cleanup.policy`` is not ``compact`` (as Kafka does).
+
+    Raises:
+        ConfigException: the policy is something else; names the topic and the policy.
+    """
+    from confluent_kafka.admin import ConfigResource  # type: ignore[attr-defined]
+
+    try:
+        futures = admin.describe_configs([ConfigResource("topic", topic)])
+        entries = next(iter(futures.values())).result(timeout=timeout_s)
+        policy = entries["cleanup.policy"].value
+    except Exception as e:  # noqa: BLE001 - a cluster that cannot describe configs
+        log.debug("Could not check the cleanup.policy of topic %s: %s", topic, e)
+        return
+    if policy is not None and {p.strip() for p in str(policy).split(",")} != {"compact"}:
+        what = _TOPIC_NAMES.get(purpose, purpose)
+        raise ConfigException(
+            f"The {what} topic '{topic}' must have 'cleanup.policy=compact' so that "
+            f"{_KEPT.get(purpose, 'its records are')} kept, but it has "
+            f"'cleanup.policy={policy}'. Use another topic for '{_KEYS.get(purpose, 'it')}' or "
+            "change the topic's policy to compact."
+        )
+
+
+_TOPIC_NAMES = {
+    "offset storage": "offsets",
+    "config storage": "config",
+    "status storage": "status",
+}
+_KEPT = {
+    "offset storage": "source offsets are",
+    "config storage": "connector configurations are",
+    "status storage": "statuses are",
+}
+_KEYS = {
+    "offset storage": "offset.storage.topic",
+    "config storage": "config.storage.topic",
+    "status storage": "status.storage.topic",
+}

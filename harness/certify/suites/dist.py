@@ -1,0 +1,325 @@
+"""The distributed checks: the connector in distributed mode on a 2-worker Spark cluster.
+
+They need ``spark`` and run only with ``cdk certify --runtime distributed``, which starts a
+standalone Spark cluster of 2 one-core workers for the run; in the embedded runtime they are
+skipped with that reason. Each runs an in-process distributed driver (herder, REST API, state in
+fresh Kafka topics) whose tasks are Spark tasks on the cluster's executors, and kills, starts or
+restarts what a real cluster loses: a Spark worker, the driver. They run alone (``exclusive``):
+they share the cluster and kill its workers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from harness._driver import Delivery
+from harness.certify._checks import CheckFailed, CheckNotVerified, check
+from harness.certify._context import CheckContext, WorkerHandle
+from harness.certify._distributed import (
+    distributed_properties,
+    distributed_worker,
+    spark_cluster,
+    task_worker,
+)
+from harness.certify.suites._flows import BATCH, Flow, await_running, brief_status, call
+
+#: Spark schedules a task in a few seconds on an idle cluster; a loaded 2-core machine and a
+#: driver's SparkSession start take longer.
+SPARK_STATE_TIMEOUT_S = 120.0
+SPARK_DELIVERY_TIMEOUT_S = 120.0
+#: How long committed offsets must stay the same to count as settled (several flush intervals).
+SETTLED_S = 2.0
+
+
+def _settle_offsets(ctx: CheckContext, w: WorkerHandle, name: str, flow: Flow) -> None:
+    """Wait until what was delivered so far is committed (source offsets or sink group)."""
+    if ctx.kind == "sink":
+        group = f"connect-{name}"
+        wanted = len(flow.sent)
+        ctx.wait_for(
+            lambda: sum(ctx.committed_offsets(group, flow.topic).values()) >= wanted,
+            SPARK_DELIVERY_TIMEOUT_S,
+            expected=f"the sink's group {group} to commit the {wanted} records it stored",
+            actual=lambda: f"it committed {ctx.committed_offsets(group, flow.topic)}",
+        )
+        return
+    seen: dict[str, Any] = {"value": None, "since": time.monotonic()}
+
+    def settled() -> bool:
+        answer = w.rest.get(f"/connectors/{name}/offsets")
+        offsets = answer.json.get("offsets") if answer.status == 200 and answer.json else None
+        now = time.monotonic()
+        if offsets != seen["value"]:
+            seen["value"], seen["since"] = offsets, now
+            return False
+        return bool(offsets) and now - seen["since"] >= SETTLED_S
+
+    ctx.wait_for(
+        settled,
+        SPARK_DELIVERY_TIMEOUT_S,
+        expected=f"the source's committed offsets (GET /connectors/{name}/offsets) to settle",
+        actual=lambda: f"they read {seen['value']}",
+        interval=0.25,
+    )
+
+
+def _bounded(
+    ctx: CheckContext, flow: Flow, got: Sequence[Hashable], bound: int, what: str, why: str
+) -> int:
+    """Fail when more than ``bound`` records were delivered twice; return the duplicates."""
+    duplicates = len(got) - len(set(got))
+    ctx.evidence(f"duplicates {what}", duplicates)
+    if flow.driver.delivery is Delivery.EXACTLY_ONCE:
+        bound, why = 0, "the connector claims exactly-once delivery"
+    if duplicates > bound:
+        raise CheckFailed(
+            f"at most {bound} duplicates {what} ({why})",
+            f"{duplicates} records were delivered more than once",
+        )
+    return duplicates
+
+
+def _await_moved(ctx: CheckContext, w: WorkerHandle, name: str, task: int, old: str) -> str:
+    """Wait until ``task`` is RUNNING on another executor than ``old``; return the new one."""
+
+    def moved() -> str | None:
+        for t in w.status(name).get("tasks", []):
+            if t["id"] == task and t["state"] == "RUNNING" and t.get("worker_id") != old:
+                return str(t.get("worker_id"))
+            if t["id"] == task and t["state"] == "FAILED":
+                raise CheckFailed(
+                    f"task {task} of {name} to be RUNNING again on another executor",
+                    f"it FAILED: {str(t.get('trace', ''))[:300]}",
+                    details=t.get("trace"),
+                )
+        return None
+
+    return str(
+        ctx.wait_for(
+            moved,
+            SPARK_STATE_TIMEOUT_S,
+            expected=f"task {task} of {name} to run again on another executor than {old}",
+            actual=lambda: f"the status is {brief_status(w.status(name))}",
+        )
+    )
+
+
+@check(
+    "OFF-09",
+    "Resumes without loss when the Spark worker running its task dies mid-stream",
+    needs=("kafka", "spark"),
+    exclusive=True,
+    fix=(
+        "Keep the position only in the offsets the worker stores (sources) or the records "
+        "it commits (sinks), never in executor-local state: a rescheduled task starts on "
+        "another machine and must resume from the committed position."
+    ),
+)
+def resume_after_worker_loss(ctx: CheckContext) -> None:
+    """The connector loses nothing when the Spark worker running its task is killed.
+
+    The connector runs in distributed mode with one task. Once its first records are delivered
+    and committed, more are written and the Spark worker running the task is killed
+    (SIGKILL of the worker, its executor and Python workers). Spark reschedules the task on
+    the other worker; it must be RUNNING there, resume from the committed position and deliver
+    every record. Only the records written after the commit may arrive twice.
+    """
+    cluster = spark_cluster(ctx)
+    killed: int | None = None
+    with ctx.driver() as d, distributed_worker(ctx) as w:
+        try:
+            flow = Flow.open(ctx, d)
+            name = ctx.unique("off09")
+            flow.send(BATCH, "written before the kill")
+            w.create(name, flow.config())
+            await_running(w, name, when="on the Spark cluster", timeout=SPARK_STATE_TIMEOUT_S)
+            flow.expect_all("the records written before the kill", SPARK_DELIVERY_TIMEOUT_S)
+            _settle_offsets(ctx, w, name, flow)
+            old, killed = task_worker(ctx, w, name, 0)
+            flow.send(BATCH, "written as the Spark worker is killed")
+            cluster.kill_worker(killed)
+            ctx.evidence("killed Spark worker running the task", old)
+            new = _await_moved(ctx, w, name, 0, old)
+            ctx.evidence("executor running the task after the kill", new)
+            flow.send(BATCH, "written after the task moved")
+            got = flow.expect_all(
+                "every record, across the kill of the Spark worker", SPARK_DELIVERY_TIMEOUT_S
+            )
+            duplicates = _bounded(
+                ctx,
+                flow,
+                got,
+                BATCH,
+                "after the Spark worker was killed",
+                f"the first {BATCH} records were committed before the kill: only the {BATCH} "
+                "written after it may be delivered again",
+            )
+            ctx.metric(
+                "spark.worker-loss.duplicates", duplicates, "records", higher_is_better=False
+            )
+        finally:
+            if killed is not None:
+                cluster.start_worker(killed)
+
+
+@check(
+    "RST-06",
+    "A restarted distributed driver recovers the target state, tasks and offsets",
+    needs=("kafka", "spark"),
+    exclusive=True,
+    fix=(
+        "Resume each stream strictly after its stored offset in ``start()`` (sources) and "
+        "commit only what is stored (sinks); the worker stores both in Kafka topics, which "
+        "is all a restarted driver has."
+    ),
+)
+def driver_restart(ctx: CheckContext) -> None:
+    """A distributed driver restarted from its Kafka topics brings the connector back as it was.
+
+    The connector runs in distributed mode; its records are delivered, then it is paused and
+    the driver is stopped cleanly. A new driver with the same worker properties must show the
+    connector PAUSED with the same number of tasks (target state and task configs read back
+    from the config topic); resumed, it delivers the records written meanwhile, resuming from
+    the offsets stored before the stop: nothing is lost and, after a clean stop, nothing is
+    delivered twice.
+    """
+    props = distributed_properties(ctx)
+    with ctx.driver() as d:
+        flow = Flow.open(ctx, d)
+        name = ctx.unique("rst06")
+        config = flow.config()
+        with distributed_worker(ctx, props) as w:
+            flow.send(BATCH, "written before the driver restart")
+            w.create(name, config)
+            await_running(w, name, when="on the Spark cluster", timeout=SPARK_STATE_TIMEOUT_S)
+            flow.expect_all("the records written before the restart", SPARK_DELIVERY_TIMEOUT_S)
+            tasks = len(w.status(name).get("tasks", []))
+            call(w, "PUT", f"/connectors/{name}/pause")
+            w.wait_state(name, "PAUSED", timeout=SPARK_STATE_TIMEOUT_S)
+        flow.send(BATCH, "written while the driver was down")
+        with distributed_worker(ctx, props) as w:
+            status = w.wait_state(name, "PAUSED", tasks=tasks, timeout=SPARK_STATE_TIMEOUT_S)
+            ctx.evidence("status after the driver restart", brief_status(status))
+            call(w, "PUT", f"/connectors/{name}/resume")
+            await_running(w, name, when="after the restart and resume", tasks=tasks)
+            got = flow.expect_all(
+                "every record, written before and after the driver restart",
+                SPARK_DELIVERY_TIMEOUT_S,
+            )
+            _bounded(
+                ctx,
+                flow,
+                got,
+                0,
+                "after a clean driver restart",
+                "the driver stopped cleanly: every delivered record was committed",
+            )
+
+
+@check(
+    "RBL-05",
+    "Tasks of a lost Spark worker run again when a worker rejoins, without loss",
+    needs=("kafka", "spark"),
+    exclusive=True,
+    capabilities=("streams > 1 (source)",),
+    fix=(
+        "Let a task start again anywhere at any time: no lock, file or claim held by a task "
+        "that died may keep its successor from starting."
+    ),
+)
+def worker_leaves_and_rejoins(ctx: CheckContext) -> None:
+    """Two tasks on two Spark workers: one worker leaves, then joins again.
+
+    The connector runs with 2 tasks, one per Spark worker (a source on 2 input streams, a
+    sink on a 2-partition topic). The worker of task 0 is killed: with the only other slot busy,
+    Spark cannot run task 0 until a worker rejoins, while task 1 keeps delivering. The worker
+    is started again: task 0 must be RUNNING again (on a new executor) and every record,
+    written before, during and after the loss, is delivered.
+    """
+    if ctx.kind == "source" and ctx.source_streams() < 2:
+        raise CheckNotVerified(
+            f"the driver {ctx.driver_class.__name__} declares one input stream: 2 tasks need "
+            "2 streams (declare the streams the external system can hold)"
+        )
+    streams = 2 if ctx.kind == "source" else 1
+    cluster = spark_cluster(ctx)
+    killed: int | None = None
+    with ctx.driver() as d, distributed_worker(ctx) as w:
+        try:
+            flow = Flow.open(ctx, d, partitions=2)
+            name = ctx.unique("rbl05")
+            flow.send(BATCH, "written with 2 workers", streams=streams)
+            w.create(name, flow.config(tasks_max=2))
+            await_running(
+                w, name, when="on the Spark cluster", tasks=2, timeout=SPARK_STATE_TIMEOUT_S
+            )
+            flow.expect_all("the records written with 2 workers", SPARK_DELIVERY_TIMEOUT_S)
+            old, killed = task_worker(ctx, w, name, 0)
+            cluster.kill_worker(killed)
+            flow.send(BATCH, "written while a Spark worker was gone", streams=streams)
+            cluster.start_worker(killed)
+            index, killed = killed, None
+            ctx.evidence("Spark worker that left and rejoined", index)
+            new = _await_moved(ctx, w, name, 0, old)
+            ctx.evidence("executor running task 0 after the rejoin", new)
+            await_running(w, name, when="after the worker rejoined", tasks=2)
+            flow.send(BATCH, "written after the worker rejoined", streams=streams)
+            flow.expect_all(
+                "every record, before, during and after the loss of a worker",
+                SPARK_DELIVERY_TIMEOUT_S,
+            )
+        finally:
+            if killed is not None:
+                cluster.start_worker(killed)
+
+
+@check(
+    "RBL-06",
+    "tasks.max 1 -> 2 -> 1 in distributed mode, without loss",
+    needs=("kafka", "spark"),
+    exclusive=True,
+    capabilities=("streams > 1 (source)",),
+    fix=(
+        "Split the work over ``max_tasks`` in ``task_configs`` and let each task resume "
+        "every stream it gets from that stream's stored offset (as RBL-01 and RBL-02)."
+    ),
+)
+def tasks_max_distributed(ctx: CheckContext) -> None:
+    """Changing tasks.max on a distributed driver starts a new generation of Spark tasks.
+
+    The connector starts with ``tasks.max=1`` (a source on 2 input streams, a sink on a
+    2-partition topic), goes to 2 and back to 1. After each change, the new number of tasks
+    must be RUNNING on the cluster and every record written so far delivered.
+    """
+    if ctx.kind == "source" and ctx.source_streams() < 2:
+        raise CheckNotVerified(
+            f"the driver {ctx.driver_class.__name__} declares one input stream: 2 tasks need "
+            "2 streams (declare the streams the external system can hold)"
+        )
+    streams = 2 if ctx.kind == "source" else 1
+    with ctx.driver() as d, distributed_worker(ctx) as w:
+        flow = Flow.open(ctx, d, partitions=2)
+        name = ctx.unique("rbl06")
+        config = flow.config(tasks_max=1)
+        flow.send(BATCH, "written with tasks.max=1", streams=streams)
+        w.create(name, config)
+        await_running(w, name, when="with tasks.max=1", tasks=1, timeout=SPARK_STATE_TIMEOUT_S)
+        for before, after in ((1, 2), (2, 1)):
+            changed = {**config, "tasks.max": str(after)}
+            call(w, "PUT", f"/connectors/{name}/config", changed)
+            ctx.evidence_config(changed)
+            await_running(
+                w,
+                name,
+                when=f"after tasks.max {before} -> {after}",
+                tasks=after,
+                timeout=SPARK_STATE_TIMEOUT_S,
+                why=f"task_configs(max_tasks) must split the work across up to {after} tasks",
+            )
+            flow.send(BATCH, f"written after tasks.max {before} -> {after}", streams=streams)
+            flow.expect_all(
+                f"every record, written before and after tasks.max {before} -> {after}",
+                SPARK_DELIVERY_TIMEOUT_S,
+            )

@@ -1,0 +1,353 @@
+"""The distributed herder on the embedded broker, its tasks on the thread placement.
+
+The driver (:class:`DistributedWorker`) keeps everything in the three topics; the placement's
+"executors" end and pause their generations from what they read there. These tests check the
+herder's part: what it writes, what it recovers after a restart, and what the tasks do.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from cdk.errors import ConfigException, ConnectException, NotFoundException
+from cdk.runtime._distributed import DistributedWorker
+from cdk.runtime._requests import BadRequestException
+from cdk.runtime._status import TargetState
+from tests._wait import wait_until
+from tests.integration._support import (
+    FAST_GROUP,
+    JSON,
+    all_keys,
+    generator_config,
+    make_topic,
+    reading,
+    recording_config,
+    wait_store_keys,
+)
+from tests.runtime._thread_placement import ThreadPlacement
+from tests.runtime.test_distributed_stores import _records
+
+
+def _props(bootstrap: str, group: str, **extra: str) -> dict[str, str]:
+    props = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+        "config.storage.replication.factor": "1",
+        "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1",
+        "offset.storage.partitions": "2",
+        "status.storage.partitions": "2",
+        "key.converter": JSON,
+        "value.converter": JSON,
+        "offset.flush.interval.ms": "300",
+        "task.shutdown.graceful.timeout.ms": "10000",
+        "listeners": "http://127.0.0.1:0",
+        **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
+    }
+    props.update(extra)
+    return props
+
+
+Driver = Callable[..., DistributedWorker]
+
+
+@pytest.fixture
+def props(kafka_bootstrap: str) -> dict[str, str]:
+    return _props(kafka_bootstrap, f"dh-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def driver(props: dict[str, str]) -> Iterator[Driver]:
+    """Start drivers on ``props``: ``driver(rest=False, slots=None)``; all stopped at teardown."""
+    started: list[DistributedWorker] = []
+
+    def start(*, rest: bool = False, slots: int | None = None) -> DistributedWorker:
+        worker = DistributedWorker(
+            props, placement=ThreadPlacement(props, slots=slots), rest=rest, cluster_id_timeout=0
+        )
+        started.append(worker)
+        return worker.start()
+
+    yield start
+    for worker in reversed(started):
+        worker.stop()
+
+
+def _states(worker: DistributedWorker, name: str) -> tuple[str, list[str]]:
+    status = worker.herder.connector_status(name)
+    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
+
+
+def _wait_states(
+    worker: DistributedWorker, name: str, connector: str, tasks: list[str], timeout: float = 30
+) -> dict[str, Any]:
+    def reached() -> dict[str, Any] | None:
+        try:
+            status = worker.herder.connector_status(name)
+        except NotFoundException:
+            return None
+        states = (status["connector"]["state"], [t["state"] for t in status["tasks"]])
+        return status if states == (connector, tasks) else None
+
+    return wait_until(
+        reached, timeout, 0.1, lambda: f"{name}: {connector} {tasks}, have {_states(worker, name)}"
+    )
+
+
+def _placement(worker: DistributedWorker) -> ThreadPlacement:
+    placement = worker.placement
+    assert isinstance(placement, ThreadPlacement)
+    return placement
+
+
+# ------------------------------------------------------------------------------ pipelines
+def test_source_and_sink_move_every_record_through_the_placement(
+    driver: Driver, props: dict[str, str], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    topic = make_topic(kafka_bootstrap, partitions=2)
+    worker = driver()
+    herder = worker.herder
+    info = herder.create_connector(
+        "src", generator_config(topic, records=40, partitions=2, tasks_max=2, poll_interval_ms=20)
+    )
+    assert info["tasks"] == [{"connector": "src", "task": 0}, {"connector": "src", "task": 1}]
+    herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
+    status = _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    assert status["connector"]["worker_id"] == herder.worker_id
+    assert all(t["worker_id"].startswith("thread-executor-") for t in status["tasks"])
+    store = wait_store_keys(tmp_path / "store", all_keys(2, 40))
+    assert sum(store.keys().values()) == 80  # no loss, no duplicate
+    # the config topic reads as a Java cluster's
+    keys = [k for _p, k, _v in _records(kafka_bootstrap, props["config.storage.topic"])]
+    assert keys[:4] == [b"connector-src", b"task-src-0", b"task-src-1", b"commit-src"]
+    generation = herder._generations["src"]
+    assert [g.generation for g in _placement(worker).launched if g.connector == "src"] == [
+        generation
+    ]
+
+
+def test_tasks_max_changes_relaunch_a_generation_without_loss(
+    driver: Driver, kafka_bootstrap: str
+) -> None:
+    topic = make_topic(kafka_bootstrap, partitions=1)
+    worker = driver()
+    herder = worker.herder
+    config = generator_config(topic, records=300, partitions=2, poll_interval_ms=30, batch_size=5)
+    herder.create_connector("src", config)
+    _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    first = herder._generations["src"]
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(20)
+        herder.put_connector_config("src", {**config, "tasks.max": "2"})
+        _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        second = herder._generations["src"]
+        assert second > first
+        assert _placement(worker).running("src")[0].generation == second
+        reader.wait_for(len(reader.messages) + 20)
+        herder.put_connector_config("src", {**config, "tasks.max": "1"})
+        _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+        assert herder._generations["src"] > second
+        reader.wait_for(600)
+        keys = reader.keys()
+    assert set(keys) == set(all_keys(2, 300))
+    # graceful ends commit first: a key is seen again only within the uncommitted window
+    assert sum(keys.values()) - 600 <= 2 * 300
+
+
+# ------------------------------------------------------------------------------ states
+def test_pause_resume_stop_and_delete_go_through_the_config_topic(
+    driver: Driver, props: dict[str, str], kafka_bootstrap: str
+) -> None:
+    topic = make_topic(kafka_bootstrap)
+    worker = driver()
+    herder = worker.herder
+    herder.create_connector("src", generator_config(topic, records=-1, poll_interval_ms=200))
+    _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    herder.pause_connector("src")
+    _wait_states(worker, "src", "PAUSED", ["PAUSED"])  # the task paused in place
+    herder.resume_connector("src")
+    _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    with pytest.raises(BadRequestException, match="STOPPED state"):
+        herder.reset_connector_offsets("src")
+    herder.stop_connector("src")
+    _wait_states(worker, "src", "STOPPED", [])
+    assert _placement(worker).running("src") == []
+    assert herder.tasks("src") == []
+    offsets = herder.connector_offsets("src")["offsets"]
+    assert offsets
+    assert offsets[0]["partition"] == {"partition": "p0"}
+    herder.alter_connector_offsets(
+        "src", [{"partition": {"partition": "p0"}, "offset": {"seq": 1000}}]
+    )
+    assert herder.connector_offsets("src")["offsets"][0]["offset"] == {"seq": 1000}
+    herder.resume_connector("src")
+    _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    herder.delete_connector("src")
+    wait_until(lambda: _placement(worker).running("src") == [], 30)
+    with pytest.raises(NotFoundException):
+        herder.connector_status("src")
+    records = _records(kafka_bootstrap, props["config.storage.topic"])
+    keys = [(k, v) for _p, k, v in records]
+    stop_at = keys.index((b"target-state-src", b'{"state":"PAUSED","state.v2":"STOPPED"}'))
+    assert keys[stop_at - 1] == (b"commit-src", b'{"tasks":0}')  # Kafka's stop: empty commit
+    assert keys[-2:] == [(b"connector-src", None), (b"target-state-src", None)]
+    status_keys = {k: v for _p, k, v in _records(kafka_bootstrap, props["status.storage.topic"])}
+    assert status_keys[b"status-connector-src"] is None
+    assert status_keys[b"status-task-src-0"] is None
+
+
+def test_a_restarted_driver_recovers_connectors_states_and_offsets(
+    driver: Driver, kafka_bootstrap: str
+) -> None:
+    topic = make_topic(kafka_bootstrap)
+    first = driver()
+    herder = first.herder
+    herder.create_connector(
+        "run", generator_config(topic, records=400, poll_interval_ms=20, batch_size=5)
+    )
+    herder.create_connector(
+        "paused", generator_config(make_topic(kafka_bootstrap), poll_interval_ms=200)
+    )
+    herder.create_connector(
+        "stopped", generator_config(make_topic(kafka_bootstrap), poll_interval_ms=200), "STOPPED"
+    )
+    herder.pause_connector("paused")
+    _wait_states(first, "run", "RUNNING", ["RUNNING"])
+    _wait_states(first, "paused", "PAUSED", ["PAUSED"])
+    task_configs = herder.task_configs("run")
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(30)
+        first.stop()  # the driver goes away: UNASSIGNED ends the generations
+        assert _placement(first).running("run") == []
+        second = driver()
+        again = second.herder
+        assert again.connectors() == ["run", "paused", "stopped"]
+        assert again.target_state("paused") is TargetState.PAUSED
+        assert again.target_state("stopped") is TargetState.STOPPED
+        assert again.task_configs("run") == task_configs
+        _wait_states(second, "run", "RUNNING", ["RUNNING"])
+        _wait_states(second, "paused", "PAUSED", ["PAUSED"])
+        _wait_states(second, "stopped", "STOPPED", [])
+        reader.wait_for(400)
+        keys = reader.keys()
+    assert set(keys) == set(all_keys(1, 400))
+    assert sum(keys.values()) == 400  # resumed from the offsets committed at the clean stop
+
+
+# ------------------------------------------------------------------------------ restarts
+def test_placement_failures_are_failed_tasks_and_restarts_bring_them_back(
+    driver: Driver, kafka_bootstrap: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    worker = driver()
+    herder = worker.herder
+    herder.create_connector(
+        "src",
+        generator_config(
+            make_topic(kafka_bootstrap), tasks_max=2, partitions=2, poll_interval_ms=200
+        ),
+    )
+    _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    generation = herder._generations["src"]
+    herder.generation_ended("src", generation - 1, {0: "stale"})  # a superseded job: ignored
+    herder.generation_ended("src", generation, {1: "Lost executor 3\n  at somewhere"})
+    status = herder.task_status("src", 1)
+    assert status["state"] == "FAILED"
+    assert status["trace"] == "Lost executor 3\n  at somewhere"
+    assert herder.task_status("src", 0)["state"] == "RUNNING"
+    plan = herder.restart_connector_and_tasks("src", only_failed=True, include_tasks=True)
+    assert plan["connector"]["state"] == "RUNNING"
+    assert [t["state"] for t in plan["tasks"]] == ["RUNNING", "RESTARTING"]
+    _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    assert herder._generations["src"] > generation
+    before = herder._generations["src"]
+    herder.restart_task("src", 0)
+    assert herder._generations["src"] > before
+    _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    with pytest.raises(NotFoundException, match="not found"):
+        herder.restart_task("src", 5)
+
+
+def test_too_few_task_slots_are_reported_not_silent(
+    driver: Driver, props: dict[str, str], kafka_bootstrap: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    worker = driver(slots=1)
+    with caplog.at_level(logging.WARNING, logger="cdk.runtime.distributed"):
+        worker.herder.create_connector(
+            "src",
+            generator_config(
+                make_topic(kafka_bootstrap), tasks_max=2, partitions=2, poll_interval_ms=200
+            ),
+        )
+    assert any("Waiting for a task slot" in r.getMessage() for r in caplog.records)
+    records = _records(kafka_bootstrap, props["status.storage.topic"])
+    waiting = [v for _p, k, v in records if k == b"status-task-src-1" and v and b"UNASSIGNED" in v]
+    assert waiting
+    assert b"only 1 of the 2 task(s) of connector src can run now" in waiting[0]
+
+
+# ------------------------------------------------------------------------------ REST and errors
+def test_the_rest_api_serves_the_distributed_herder(driver: Driver, kafka_bootstrap: str) -> None:
+    worker = driver(rest=True)
+    assert worker.rest_url is not None
+    topic = make_topic(kafka_bootstrap)
+    with httpx.Client(base_url=worker.rest_url, timeout=30) as http:
+        config = generator_config(
+            topic, tasks_max=2, partitions=2, poll_interval_ms=200, **{"generator.secret": "s3cr3t"}
+        )
+        r = http.post("/connectors", json={"name": "src", "config": config})
+        assert r.status_code == 201, r.text
+        assert r.json()["config"]["generator.secret"] == "[hidden]"
+        assert http.post("/connectors", json={"name": "src", "config": config}).status_code == 409
+        _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        assert http.get("/connectors").json() == ["src"]
+        tasks = http.get("/connectors/src/tasks").json()
+        assert [t["id"] for t in tasks] == [{"connector": "src", "task": i} for i in range(2)]
+        assert "s3cr3t" not in http.get("/connectors/src/tasks").text
+        r = http.post("/connectors/src/restart", params={"includeTasks": "true"})
+        assert r.status_code == 202, r.text
+        assert r.json()["tasks"][0]["state"] == "RESTARTING"
+        _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        assert http.put("/connectors/src/pause").status_code == 202
+        _wait_states(worker, "src", "PAUSED", ["PAUSED", "PAUSED"])
+        assert http.put("/connectors/src/stop").status_code == 204
+        _wait_states(worker, "src", "STOPPED", [])
+        assert http.get("/connectors/src/offsets").json()["offsets"]
+        assert http.delete("/connectors/src").status_code == 204
+        assert http.get("/connectors/src").status_code == 404
+
+
+def test_distributed_config_errors_name_the_key(kafka_bootstrap: str) -> None:
+    props = _props(kafka_bootstrap, "g")
+    del props["status.storage.topic"]
+    with pytest.raises(ConfigException, match=r'"status\.storage\.topic"'):
+        DistributedWorker(props, placement=ThreadPlacement({}))
+    same = _props(kafka_bootstrap, "g", **{"offset.storage.topic": "g-configs"})
+    with pytest.raises(ConfigException, match="three different topics"):
+        DistributedWorker(same, placement=ThreadPlacement({}))
+    eos = _props(kafka_bootstrap, "g", **{"exactly.once.source.support": "enabled"})
+    with pytest.raises(ConfigException, match="exactly-once"):
+        DistributedWorker(eos, placement=ThreadPlacement({}))
+
+
+def test_without_pyspark_the_default_placement_says_what_to_install(
+    kafka_bootstrap: str,
+) -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("pyspark is installed: the Spark placement is used")
+    worker = DistributedWorker(_props(kafka_bootstrap, f"np-{uuid.uuid4().hex[:6]}"), rest=False)
+    with pytest.raises(ConnectException, match=r"pip install 'connect-cdk\[spark\]'"):
+        worker.start()

@@ -1,0 +1,55 @@
+"""Source tasks with Spark-specific faults for the placement tests (public API + PySpark)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from cdk.api import SourceRecord
+from tests.connectors.generator import GeneratorSourceTask
+
+__all__ = ["KillingSourceTask", "StuckSourceTask"]
+
+KILL_AFTER = "kill.after"
+
+
+def _attempt() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return 0 if context is None else context.attemptNumber()
+
+
+class KillingSourceTask(GeneratorSourceTask):
+    """A generator task whose Python worker exits (``os._exit``) on its first Spark attempt.
+
+    It dies once it emitted ``kill.after`` records and at least 1.5 s passed since it started
+    (so that some offsets were committed first, with ``offset.flush.interval.ms`` below that).
+    """
+
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        self._kill_after = int(props.get(KILL_AFTER, "-1"))
+        self._started_at = time.monotonic()
+        self._polled = 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if (
+            self._kill_after >= 0
+            and self._polled >= self._kill_after
+            and time.monotonic() - self._started_at > 1.5
+            and _attempt() == 0
+        ):
+            os._exit(17)  # the Python worker dies mid-stream, as when its executor is lost
+        records = super().poll()
+        self._polled += len(records or ())
+        return records
+
+
+class StuckSourceTask(GeneratorSourceTask):
+    """A task whose ``poll`` ignores ``stop()`` for up to two minutes (overruns any timeout)."""
+
+    def poll(self) -> list[SourceRecord] | None:
+        threading.Event().wait(120)
+        return None

@@ -1,0 +1,306 @@
+"""Distributed mode end to end: a driver on a 2-worker standalone Spark cluster and the broker.
+
+Each test runs a :class:`DistributedWorker` (the herder, the REST API, the state topics) whose
+tasks are Spark tasks on the module's cluster (2 workers started from the pyspark wheel), and
+what Spark loses: a worker killed mid-stream, the driver restarted. Each worker offers 2 task
+slots (``--cores 2``, slots rather than CPUs): a source with 2 tasks and a sink need 3, and a
+killed worker's task needs a free slot on the other to be rescheduled (Spark waits for one).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from cdk.errors import NotFoundException
+from cdk.runtime import DistributedWorker
+from cdk.runtime._status import TargetState
+from harness._docker import dockerd_installed, ping
+from harness.spark import SparkProvider, StandaloneSpark, TestcontainersSpark
+from tests._wait import wait_until
+from tests.integration._support import (
+    FAST_GROUP,
+    JSON,
+    all_keys,
+    generator_config,
+    make_topic,
+    reading,
+    recording_config,
+    wait_store_keys,
+)
+from tests.runtime.test_rest import replay
+
+pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark"), pytest.mark.timeout(600)]
+
+#: Seconds for Spark to schedule a generation on a loaded 2-core machine.
+SPARK_TIMEOUT = 180.0
+
+
+def driver_props(bootstrap: str, spark: SparkProvider, **extra: str) -> dict[str, str]:
+    group = f"e2e-{uuid.uuid4().hex[:8]}"
+    props = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+        "config.storage.replication.factor": "1",
+        "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1",
+        "key.converter": JSON,
+        "value.converter": JSON,
+        "offset.flush.interval.ms": "300",
+        "task.shutdown.graceful.timeout.ms": "10000",
+        "listeners": "http://127.0.0.1:0",
+        **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
+        **spark.spark_properties(),
+        "spark.task.maxFailures": "8",
+    }
+    props.update(extra)
+    return props
+
+
+Driver = Callable[..., DistributedWorker]
+
+
+@pytest.fixture(scope="module")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneSpark]:
+    """The module's cluster: 2 workers of 2 task slots each (see the module docstring)."""
+    workdir = tmp_path_factory.mktemp("spark-e2e")
+    with StandaloneSpark(2, cores=2, memory="1g", workdir=workdir) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def props(kafka_bootstrap: str, spark_cluster: StandaloneSpark) -> dict[str, str]:
+    return driver_props(kafka_bootstrap, spark_cluster)
+
+
+@pytest.fixture
+def driver(props: dict[str, str], spark_cluster: StandaloneSpark) -> Iterator[Driver]:
+    """Start drivers on ``props`` (the Spark placement); all stopped at teardown.
+
+    A test that kills a Spark worker starts it again before the next test.
+    """
+    started: list[DistributedWorker] = []
+
+    def start(*, rest: bool = False) -> DistributedWorker:
+        worker = DistributedWorker(props, rest=rest, cluster_id_timeout=0)
+        started.append(worker)
+        return worker.start()
+
+    yield start
+    for worker in reversed(started):
+        worker.stop()
+    for worker in spark_cluster.workers:
+        spark_cluster.start_worker(worker.index)
+
+
+def states(worker: DistributedWorker, name: str) -> tuple[str, list[str]]:
+    try:
+        status = worker.herder.connector_status(name)
+    except NotFoundException:
+        return ("", [])
+    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
+
+
+def wait_states(
+    worker: DistributedWorker, name: str, connector: str, tasks: list[str]
+) -> dict[str, Any]:
+    wait_until(
+        lambda: states(worker, name) == (connector, tasks),
+        SPARK_TIMEOUT,
+        0.2,
+        lambda: f"{name}: {connector} {tasks}, have {states(worker, name)}",
+    )
+    return worker.herder.connector_status(name)
+
+
+def test_source_with_two_tasks_and_a_sink_move_every_record(
+    driver: Driver, kafka_bootstrap: str, spark_cluster: StandaloneSpark, tmp_path: Path
+) -> None:
+    topic = make_topic(kafka_bootstrap, partitions=2)
+    worker = driver()
+    herder = worker.herder
+    records = 2000
+    herder.create_connector(
+        "src",
+        generator_config(topic, records=records, partitions=2, tasks_max=2, poll_interval_ms=10),
+    )
+    herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
+    status = wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    # the tasks run on the cluster's executors, and say so
+    executors = {t["worker_id"] for t in status["tasks"]}
+    assert all(spark_cluster.worker_of_executor(e) is not None for e in executors), executors
+    store = wait_store_keys(tmp_path / "store", all_keys(2, records), timeout=SPARK_TIMEOUT)
+    keys = store.keys()
+    assert set(keys) == set(all_keys(2, records))  # no loss
+    assert sum(keys.values()) == 2 * records  # nothing delivered twice on a quiet cluster
+
+
+def test_a_killed_worker_task_is_rescheduled_and_every_record_arrives(
+    driver: Driver, kafka_bootstrap: str, spark_cluster: StandaloneSpark
+) -> None:
+    topic = make_topic(kafka_bootstrap)
+    worker = driver()
+    records = 6000
+    worker.herder.create_connector(
+        "src",
+        generator_config(topic, records=records, partitions=2, poll_interval_ms=10, batch_size=20),
+    )
+    status = wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    first = status["tasks"][0]["worker_id"]
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(1000, timeout=SPARK_TIMEOUT)
+        killed = spark_cluster.worker_of_executor(first)
+        assert killed is not None, first
+        spark_cluster.kill_worker(killed)
+
+        def moved() -> bool:
+            task = worker.herder.connector_status("src")["tasks"][0]
+            return bool(task["state"] == "RUNNING" and task["worker_id"] != first)
+
+        wait_until(moved, SPARK_TIMEOUT, 0.2, "the task RUNNING on the other worker")
+        reader.wait_for(2 * records, timeout=SPARK_TIMEOUT)
+        wait_until(
+            lambda: set(reader.keys()) >= set(all_keys(2, records)),
+            SPARK_TIMEOUT,
+            0.2,
+            "every record of both streams",
+        )
+        keys = reader.keys()
+    duplicates = sum(keys.values()) - 2 * records
+    assert set(keys) == set(all_keys(2, records))  # no loss
+    # only what was produced after the last offset commit (300 ms at a few thousand records/s)
+    assert 0 <= duplicates <= 3000, duplicates
+    spark_cluster.start_worker(killed)
+
+
+def test_a_restarted_driver_recovers_target_states_task_configs_and_offsets(
+    driver: Driver, kafka_bootstrap: str
+) -> None:
+    topic = make_topic(kafka_bootstrap)
+    first = driver()
+    herder = first.herder
+    herder.create_connector(
+        "run", generator_config(topic, records=600, poll_interval_ms=20, batch_size=5)
+    )
+    herder.create_connector(
+        "paused", generator_config(make_topic(kafka_bootstrap), poll_interval_ms=200)
+    )
+    herder.pause_connector("paused")
+    herder.create_connector(
+        "stopped", generator_config(make_topic(kafka_bootstrap), poll_interval_ms=200), "STOPPED"
+    )
+    wait_states(first, "run", "RUNNING", ["RUNNING"])
+    wait_states(first, "paused", "PAUSED", ["PAUSED"])
+    task_configs = herder.task_configs("run")
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(50, timeout=SPARK_TIMEOUT)
+        first.stop()
+        second = driver()
+        again = second.herder
+        assert sorted(again.connectors()) == ["paused", "run", "stopped"]
+        assert again.target_state("paused") is TargetState.PAUSED
+        assert again.target_state("stopped") is TargetState.STOPPED
+        assert again.task_configs("run") == task_configs
+        wait_states(second, "run", "RUNNING", ["RUNNING"])
+        wait_states(second, "paused", "PAUSED", ["PAUSED"])
+        wait_states(second, "stopped", "STOPPED", [])
+        reader.wait_for(600, timeout=SPARK_TIMEOUT)
+        keys = reader.keys()
+    assert set(keys) == set(all_keys(1, 600))
+    assert sum(keys.values()) == 600  # resumed from the offsets committed at the clean stop
+
+
+def test_tasks_max_one_two_one_loses_nothing(driver: Driver, kafka_bootstrap: str) -> None:
+    topic = make_topic(kafka_bootstrap)
+    worker = driver()
+    herder = worker.herder
+    config = generator_config(topic, records=400, partitions=2, poll_interval_ms=30, batch_size=5)
+    herder.create_connector("src", config)
+    wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    with reading(kafka_bootstrap, topic) as reader:
+        reader.wait_for(20, timeout=SPARK_TIMEOUT)
+        herder.put_connector_config("src", {**config, "tasks.max": "2"})
+        wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        reader.wait_for(len(reader.messages) + 20, timeout=SPARK_TIMEOUT)
+        herder.put_connector_config("src", {**config, "tasks.max": "1"})
+        wait_states(worker, "src", "RUNNING", ["RUNNING"])
+        reader.wait_for(800, timeout=SPARK_TIMEOUT)
+        keys = reader.keys()
+    assert set(keys) == set(all_keys(2, 400))
+    # graceful ends commit first: a key is seen again only within the uncommitted window
+    assert sum(keys.values()) - 800 <= 400
+
+
+def test_pause_resume_stop_and_delete_on_the_cluster(
+    driver: Driver, kafka_bootstrap: str, spark_cluster: StandaloneSpark
+) -> None:
+    topic = make_topic(kafka_bootstrap)
+    worker = driver(rest=True)
+    assert worker.rest_url is not None
+    with httpx.Client(base_url=worker.rest_url, timeout=30) as rest:
+        config = generator_config(topic, records=-1, poll_interval_ms=200)
+        assert rest.post("/connectors", json={"name": "src", "config": config}).status_code == 201
+        wait_states(worker, "src", "RUNNING", ["RUNNING"])
+        assert rest.put("/connectors/src/pause").status_code == 202
+        wait_states(worker, "src", "PAUSED", ["PAUSED"])
+        with reading(kafka_bootstrap, topic) as reader:
+            reader.poll()
+            paused_at = len(reader.messages)
+            assert rest.put("/connectors/src/resume").status_code == 202
+            wait_states(worker, "src", "RUNNING", ["RUNNING"])
+            reader.wait_for(paused_at + 3, timeout=SPARK_TIMEOUT)
+        assert rest.put("/connectors/src/stop").status_code == 204
+        wait_states(worker, "src", "STOPPED", [])
+        assert rest.get("/connectors/src/offsets").json()["offsets"]
+        assert rest.delete("/connectors/src").status_code == 204
+        wait_until(
+            lambda: rest.get("/connectors/src").status_code == 404, SPARK_TIMEOUT, 0.2, "deleted"
+        )
+    # the Spark jobs ended: both slots are free for the next connector
+    assert len(spark_cluster.alive_workers()) == 2
+
+
+def test_rest_exchanges_answer_as_kafka_connect_in_distributed_mode(
+    driver: Driver, tmp_path: Path
+) -> None:
+    worker = driver(rest=True)
+    assert worker.rest_url is not None
+    with httpx.Client(base_url=worker.rest_url, timeout=30) as client:
+        replay(client, tmp_path)
+
+
+ENGINE_ANSWERS = any(
+    ping(host)
+    for host in filter(None, [os.environ.get("DOCKER_HOST"), "unix:///var/run/docker.sock"])
+)
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("exclusive")
+@pytest.mark.timeout(1200)
+@pytest.mark.skipif(
+    not dockerd_installed() and not ENGINE_ANSWERS,
+    reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
+)
+def test_the_pipeline_runs_on_spark_containers(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic = make_topic(kafka_bootstrap, partitions=2)
+    with TestcontainersSpark(2, cores=2) as spark:
+        props = driver_props(kafka_bootstrap, spark)
+        with DistributedWorker(props, rest=False, cluster_id_timeout=0) as worker:
+            worker.herder.create_connector(
+                "src", generator_config(topic, records=500, partitions=2, tasks_max=2)
+            )
+            worker.herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
+            wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+            store = wait_store_keys(tmp_path / "store", all_keys(2, 500), timeout=SPARK_TIMEOUT)
+    assert set(store.keys()) == set(all_keys(2, 500))
