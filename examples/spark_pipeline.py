@@ -11,6 +11,7 @@ its source offsets in a checkpoint: rows added between two runs are copied once.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 import tempfile
@@ -40,6 +41,8 @@ def run(workdir: Path) -> dict[str, float]:
     orders, totals, copy = workdir / "orders.db", workdir / "totals.db", workdir / "copy.db"
     if not orders.exists():
         make_orders(orders, 1, 1000)
+    # Spark's Python processes (the data source planner too) must run this interpreter.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master("local[2]").appName("cdk-spark-pipeline")
     for key, value in {**cdk.spark.session_conf(), "spark.ui.enabled": "false"}.items():
         builder = builder.config(key, value)

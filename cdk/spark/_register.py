@@ -17,7 +17,11 @@ KAFKA_FORMAT = "cdk-kafka"
 
 
 def session_conf() -> dict[str, str]:
-    """Spark settings the ``cdk`` format needs: Python workers on this interpreter."""
+    """Spark settings the ``cdk`` format needs: Python workers on this interpreter.
+
+    Spark's data source planner starts its Python process from the ``PYSPARK_PYTHON``
+    environment variable: set it to ``sys.executable`` too before the session starts.
+    """
     return {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
 
 

@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
-pytestmark = [pytest.mark.xdist_group("spark-ds-cluster"), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.xdist_group("spark-ds-cluster"),
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 IDS = {"a": range(1, 301), "b": range(1001, 1201)}

@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.xdist_group("spark-ds-example"), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.xdist_group("spark-ds-example"),
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ from cdk.converters import JsonConverter
 from cdk.kafka import EmbeddedKafka, NewTopicSpec, create_topics, new_producer, producer_config
 from tests.spark.conftest import SPARK_GROUP
 
-pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow]
+pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _topic(kafka: EmbeddedKafka, partitions: int = 2) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.spark.conftest import SPARK_GROUP
 
-pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow]
+pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 class Recorder:

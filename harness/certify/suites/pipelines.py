@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import sys
 from collections import Counter
 from collections.abc import Hashable, Iterator
 from pathlib import Path
@@ -38,6 +40,8 @@ def _spark() -> Iterator[Any]:
         cdk.spark.register(active)
         yield active
         return
+    # Spark's Python processes (the data source planner too) must run this interpreter.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master("local[2]").appName("cdk-certify-pipelines")
     settings = {
         **cdk.spark.session_conf(),
