@@ -123,9 +123,18 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         """Trigger.AvailableNow: a task whose poll comes back empty is not polled again."""
         self._available_now = True
 
-    def latestOffset(self, start: dict[str, Any], limit: Any = None) -> dict[str, Any]:
-        """Poll the driver's tasks ahead (round robin, within ``limit``); their end offsets."""
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: Any = None
+    ) -> dict[str, Any]:
+        """Poll the driver's tasks ahead (round robin, within ``limit``); their end offsets.
+
+        (PySpark before 4.2 passes neither ``start`` nor ``limit``: the tasks go on from
+        where they are.)
+        """
         self._start_connector()
+        if start is None:
+            start = {"tasks": self._position or []}
+            limit = ReadMaxRows(self.options.max_records)
         begin = _tasks(start, len(self._configs))
         self._ensure_live(begin)
         assert self._position is not None
