@@ -44,7 +44,12 @@ def run(workdir: Path) -> dict[str, float]:
     # Spark's Python processes (the data source planner too) must run this interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master("local[2]").appName("cdk-spark-pipeline")
-    for key, value in {**cdk.spark.session_conf(), "spark.ui.enabled": "false"}.items():
+    for key, value in {
+        **cdk.spark.session_conf(),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "2",
+    }.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     try:

@@ -175,8 +175,7 @@ NEEDS_DISTRIBUTED = (
 
 #: Why a check of the connector inside Spark pipelines is skipped in the other runtimes.
 NEEDS_SPARK_PIPELINES = (
-    "runs the connector inside Spark pipelines (format(\"cdk\") on local[2]): needs "
-    "--runtime spark"
+    'runs the connector inside Spark pipelines (format("cdk") on local[2]): needs --runtime spark'
 )
 
 

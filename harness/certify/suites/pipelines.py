@@ -46,6 +46,7 @@ def _spark() -> Iterator[Any]:
     settings = {
         **cdk.spark.session_conf(),
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "2",
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
