@@ -13,7 +13,7 @@ import pytest
 pytestmark = [
     pytest.mark.xdist_group("spark-ds-example"),
     pytest.mark.slow,
-    pytest.mark.timeout(900),
+    pytest.mark.timeout(1800),
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
