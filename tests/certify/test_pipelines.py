@@ -15,6 +15,7 @@ from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDr
 from tests.certify import _support
 from tests.certify.broken import pipelines as broken
 from tests.spark.conftest import SPARK_GROUP
+from tests.spark.conftest import spark as spark  # the shared local[2] session fixture
 
 IDS = ["OFF-10", "OFF-11", "OFF-12"]
 
