@@ -219,12 +219,13 @@ class _CertifyCommand(click.Command):
 )
 @click.option(
     "--runtime",
-    type=click.Choice(["embedded", "distributed"]),
+    type=click.Choice(["embedded", "distributed", "spark"]),
     default="embedded",
     show_default=True,
     help="Where the connector runs: the embedded worker, or also distributed mode on a "
     "standalone Spark cluster of 2 workers started for the run (the checks that need Spark, "
-    "skipped otherwise).",
+    'skipped otherwise), or inside Spark pipelines (format("cdk") on local[2]: the '
+    "OFF-10..12 checks).",
 )
 @click.option(
     "--only",

@@ -163,7 +163,7 @@ EXIT_FAILED = 1
 EXIT_INCOMPLETE = 3
 
 #: Where the connector runs in a certification run (``cdk certify --runtime``).
-RUNTIMES = ("embedded", "distributed")
+RUNTIMES = ("embedded", "distributed", "spark")
 #: The Spark workers of a distributed run's standalone cluster.
 SPARK_WORKERS = 2
 #: Why a check that needs Spark is skipped in the embedded runtime.
@@ -171,6 +171,11 @@ NEEDS_DISTRIBUTED = (
     "runs the connector in distributed mode on a Spark cluster: needs --runtime distributed "
     f"(cdk certify --runtime distributed starts a standalone cluster of {SPARK_WORKERS} "
     "workers for it)"
+)
+
+#: Why a check of the connector inside Spark pipelines is skipped in the other runtimes.
+NEEDS_SPARK_PIPELINES = (
+    'runs the connector inside Spark pipelines (format("cdk") on local[2]): needs --runtime spark'
 )
 
 
@@ -250,7 +255,9 @@ def certify(
             against the one Kafka; the checks marked exclusive run alone, after the others.
             The results are in plan order whatever the order they ended in, so the run and its
             reports are those of a serial run. Checks in process always run one at a time.
-        runtime: ``embedded`` (the default) or ``distributed``. The checks that need Spark
+        runtime: ``embedded`` (the default), ``distributed`` or ``spark``. In ``spark`` the
+            checks that need ``pyspark`` run the connector inside Spark pipelines
+            (``format("cdk")`` on ``local[2]``). The checks that need Spark
             (the distributed ones) run only in the distributed runtime, on a standalone Spark
             cluster of 2 one-core workers started for the run (and stopped after it); in the
             embedded runtime they are skipped, with the reason.
@@ -259,7 +266,7 @@ def certify(
         ConnectException: Kafka could not be started, or (isolated) the child process that
             runs the checks could not start.
         ValueError: ``jobs`` is less than 1, or more than 1 without ``isolate``, or
-            ``runtime`` is neither ``embedded`` nor ``distributed``.
+            ``runtime`` is not one of :data:`RUNTIMES`.
     """
     from harness.kafka import broker_stall, kafka_provider
 
@@ -279,6 +286,8 @@ def certify(
     base = Path(tempfile.mkdtemp(prefix="cdk-certify-")) if workdir is None else workdir
     base.mkdir(parents=True, exist_ok=True)
     provided = frozenset(environment) | ({"spark"} if runtime == "distributed" else set())
+    if runtime == "spark":  # the connector inside Spark pipelines, on local[2] (spark_checks)
+        provided |= {"pyspark"}
     root = logging.getLogger()
     old_level = root.level
     if root.level > logging.INFO or root.level == logging.NOTSET:
@@ -505,6 +514,9 @@ def _run_one(
         return result
     if missing == ["spark"]:
         result.message = NEEDS_DISTRIBUTED
+        return result
+    if missing == ["pyspark"]:
+        result.message = NEEDS_SPARK_PIPELINES
         return result
     if missing:
         result.outcome = Outcome.NOT_VERIFIED

@@ -1,0 +1,189 @@
+"""The ``cdk`` format's options: the connector's config plus the ``cdk.*`` options of the kit.
+
+Every option that does not start with ``cdk.`` is the connector's configuration, exactly as a
+Kafka Connect properties file would give it (``connector.class``, ``tasks.max``, ``topics``, the
+connector's own keys). Spark lower-cases option names, which matches Kafka's lower-case keys.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cdk.api import Connector, SinkConnector, SourceConnector
+from cdk.errors import ConfigException, ConnectException
+
+__all__ = ["Options", "canonical", "parse_options", "start_connector"]
+
+log = logging.getLogger(__name__)
+
+_PREFIX = "cdk."
+#: The kit's own options: name -> (default, what it means).
+KIT_OPTIONS: dict[str, tuple[str, str]] = {
+    "cdk.idle.polls": (
+        "1",
+        "Bounded reads end after this many consecutive polls returned nothing new.",
+    ),
+    "cdk.max.records.per.batch": (
+        "10000",
+        "Streaming reads: at most this many records per task in one micro-batch.",
+    ),
+    "cdk.replay.timeout.ms": (
+        "60000",
+        "Streaming reads: how long a micro-batch's replay may poll without reaching the batch's "
+        "end offset before the read fails (the connector's offsets are not replayable).",
+    ),
+    "cdk.delivery": (
+        "exactly-once",
+        "Streaming reads: exactly-once (a replay must reach the batch's end offsets) or "
+        "at-least-once (a replay that does not reach them ends at the first idle poll).",
+    ),
+    "cdk.batch.size": ("1000", "Sinks: rows per put() call."),
+    "cdk.write.id": (
+        "",
+        "Batch writes: the id giving the sink's offsets (write id << 32 + row number); "
+        "default: the epoch second the write started.",
+    ),
+    "cdk.retry.timeout.ms": (
+        "60000",
+        "How long a task's RetriableException is retried before the Spark task fails.",
+    ),
+}
+
+
+def canonical(value: Any) -> str:
+    """A canonical JSON text (sorted keys) for a source partition or offset."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The parsed options: the connector config and the kit's settings."""
+
+    connector_class: str
+    config: dict[str, str]
+    idle_polls: int
+    max_records: int
+    replay_timeout_ms: int
+    exactly_once: bool
+    batch_size: int
+    write_id: int | None
+    retry_timeout_ms: int
+
+    @property
+    def name(self) -> str:
+        """The connector's name (``name`` option, else its class)."""
+        return self.config.get("name") or self.connector_class
+
+
+def _int(options: Mapping[str, str], key: str, minimum: int) -> int:
+    raw = options.get(key, KIT_OPTIONS[key][0])
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise ConfigException(key, raw, "Not a number") from None
+    if value < minimum:
+        raise ConfigException(key, raw, f"Value must be at least {minimum}")
+    return value
+
+
+def parse_options(options: Mapping[str, str]) -> Options:
+    """Split Spark's options into the connector config and the kit's settings.
+
+    Raises:
+        ConfigException: ``connector.class`` is missing or a ``cdk.*`` option is unknown or bad.
+    """
+    items = {str(k).lower(): str(v) for k, v in dict(options).items()}
+    unknown = sorted(k for k in items if k.startswith(_PREFIX) and k not in KIT_OPTIONS)
+    if unknown:
+        raise ConfigException(
+            f"Unknown option(s) {', '.join(unknown)} of the cdk format; known: "
+            f"{', '.join(sorted(KIT_OPTIONS))} (every other option is the connector's config)"
+        )
+    config = {k: v for k, v in items.items() if not k.startswith(_PREFIX) and k != "path"}
+    connector_class = config.get("connector.class", "").strip()
+    if not connector_class:
+        raise ConfigException(
+            "Missing required option connector.class of the cdk format: "
+            '.option("connector.class", "FileStreamSource") or a class path'
+        )
+    delivery = items.get("cdk.delivery", KIT_OPTIONS["cdk.delivery"][0]).strip().lower()
+    if delivery not in ("exactly-once", "at-least-once"):
+        raise ConfigException("cdk.delivery", delivery, "must be exactly-once or at-least-once")
+    write_id_raw = items.get("cdk.write.id", "").strip()
+    return Options(
+        connector_class=connector_class,
+        config=config,
+        idle_polls=_int(items, "cdk.idle.polls", 1),
+        max_records=_int(items, "cdk.max.records.per.batch", 1),
+        replay_timeout_ms=_int(items, "cdk.replay.timeout.ms", 0),
+        exactly_once=delivery == "exactly-once",
+        batch_size=_int(items, "cdk.batch.size", 1),
+        write_id=_int(items, "cdk.write.id", 0) if write_id_raw else None,
+        retry_timeout_ms=_int(items, "cdk.retry.timeout.ms", 0),
+    )
+
+
+def _validate(connector: Connector, config: dict[str, str]) -> None:
+    problems = []
+    for value in connector.validate(config).config_values:
+        problems += [f"{value.name}: {message}" for message in value.error_messages]
+    if problems:
+        raise ConfigException(
+            f"Invalid configuration of connector {config.get('connector.class')}: "
+            + "; ".join(problems)
+        )
+
+
+def start_connector(
+    options: Options, kind: Literal["source", "sink"]
+) -> tuple[Connector, list[dict[str, str]]]:
+    """Load, validate and start the connector; return it with its task configs.
+
+    The caller stops the connector. ``tasks.max`` (default 1) bounds the task configs.
+
+    Raises:
+        ConfigException: unknown class, wrong kind (a sink where a source is needed) or an
+            invalid config, naming the key.
+    """
+    from cdk.runtime import Plugins
+
+    connector = Plugins().new_connector(options.connector_class)
+    if not isinstance(connector, SourceConnector if kind == "source" else SinkConnector):
+        wanted = kind
+        where = "read" if kind == "source" else "write"
+        raise ConfigException(
+            f"Connector {options.connector_class} is not a {wanted} connector: Spark can only "
+            f"{where} through a {wanted} connector (SourceConnector/SinkConnector)"
+        )
+    tasks_max = _tasks_max(options.config)
+    _validate(connector, options.config)
+    try:
+        connector.start(dict(options.config))
+        configs = connector.task_configs(tasks_max)
+    except ConnectException:
+        connector.stop()
+        raise
+    except Exception as exc:
+        connector.stop()
+        raise ConnectException(
+            f"Connector {options.name} failed to start: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not configs:
+        connector.stop()
+        raise ConnectException(f"Connector {options.name} returned no task configs")
+    return connector, [{**options.config, **c} for c in configs]
+
+
+def _tasks_max(config: Mapping[str, str]) -> int:
+    raw = config.get("tasks.max", "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigException("tasks.max", raw, "Not a number") from None
+    if value < 1:
+        raise ConfigException("tasks.max", raw, "Value must be at least 1")
+    return value

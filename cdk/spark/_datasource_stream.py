@@ -1,0 +1,233 @@
+"""Streaming reads and writes of the ``cdk`` format.
+
+Reads: the query's offsets are the connector's source offsets, per task
+(``{"tasks": [{partition: offset}, ...]}``, partitions and offsets as canonical JSON), kept in
+Spark's checkpoint. On the driver, live tasks poll ahead to find each micro-batch's end offsets;
+on the executors each task is restarted from the batch's start offsets and polled up to its end
+offsets (:func:`~cdk.spark._datasource_tasks.replay`), so a replayed batch yields the same
+records. Writes: each micro-batch's partitions go through sink tasks whose record offsets derive
+from the batch id, so a sink that stores offsets writes a replayed batch once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from cdk.api import Connector
+from cdk.errors import ConnectException
+from cdk.spark._datasource_options import Options, canonical, start_connector
+from cdk.spark._datasource_rows import RowMaker, SinkRecordMaker
+from cdk.spark._datasource_tasks import SourceTaskRun, replay, write_partition
+from cdk.spark._lazy import require
+
+require("pyspark.sql.datasource")
+from pyspark import TaskContext  # noqa: E402
+from pyspark.sql.datasource import (  # noqa: E402
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (  # noqa: E402
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+__all__ = ["ConnectorStreamReader", "ConnectorStreamWriter"]
+
+log = logging.getLogger(__name__)
+
+#: The local property Spark's micro-batch execution sets to the batch id.
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+Offsets = list[dict[str, str]]
+
+
+def _tasks(offset: dict[str, Any] | None, count: int) -> Offsets:
+    tasks = [dict(t) for t in (offset or {}).get("tasks", [])]
+    return tasks + [{} for _ in range(count - len(tasks))]
+
+
+def _union(tasks: Offsets) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    for task in tasks:
+        merged.update(task)
+    return merged
+
+
+class _BatchPartition(InputPartition):
+    """One task's share of a micro-batch."""
+
+    def __init__(
+        self, index: int, config: dict[str, str], start: dict[str, str], end: dict[str, str]
+    ) -> None:
+        super().__init__(index)
+        self.index = index
+        self.config = config
+        self.start = start
+        self.end = end
+
+
+class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``spark.readStream.format("cdk")``: micro-batches of the connector's records."""
+
+    def __init__(self, options: Options, schema: Any) -> None:
+        self.options = options
+        self.schema = schema
+        self._connector: Connector | None = None
+        self._configs: list[dict[str, str]] = []
+        self._live: list[SourceTaskRun] = []
+        self._position: Offsets | None = None
+        self._available_now = False
+        self._drained: set[int] = set()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Executors get the options and schema; the live connector stays on the driver.
+        return {"options": self.options, "schema": self.schema}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["options"], state["schema"])  # type: ignore[misc]
+
+    def _start_connector(self) -> None:
+        if self._connector is None:
+            self._connector, self._configs = start_connector(self.options, "source")
+            log.info("%s: %d task(s) read by the stream", self.options.name, len(self._configs))
+
+    def _ensure_live(self, start: Offsets) -> None:
+        if self._live and self._position == start:
+            return
+        self._stop_tasks()
+        self._start_connector()
+        union = _union(start)
+        self._live = [SourceTaskRun(self.options, c, union) for c in self._configs]
+        self._position = [dict(t) for t in start]
+
+    def _stop_tasks(self) -> None:
+        live, self._live = self._live, []
+        for run in live:
+            try:
+                run.stop()
+            except Exception:
+                log.exception("Stopping a source task of %s failed", self.options.name)
+
+    def initialOffset(self) -> dict[str, Any]:
+        """No offsets yet: every task starts where the connector starts without offsets."""
+        return {"tasks": []}
+
+    def getDefaultReadLimit(self) -> Any:
+        """At most ``cdk.max.records.per.batch`` records per micro-batch."""
+        return ReadMaxRows(self.options.max_records)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Trigger.AvailableNow: a task whose poll comes back empty is not polled again."""
+        self._available_now = True
+
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: Any = None
+    ) -> dict[str, Any]:
+        """Poll the driver's tasks ahead (round robin, within ``limit``); their end offsets.
+
+        (PySpark before 4.2 passes neither ``start`` nor ``limit``: the tasks go on from
+        where they are.)
+        """
+        self._start_connector()
+        if start is None:
+            start = {"tasks": self._position or []}
+            limit = ReadMaxRows(self.options.max_records)
+        begin = _tasks(start, len(self._configs))
+        self._ensure_live(begin)
+        assert self._position is not None
+        budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        end = [dict(t) for t in self._position]
+        active = [i for i in range(len(self._live)) if i not in self._drained]
+        found = 0
+        while active and (budget is None or found < budget):
+            for index in list(active):
+                records = self._live[index].poll()
+                if not records:
+                    active.remove(index)
+                    if self._available_now:
+                        self._drained.add(index)
+                    continue
+                found += len(records)
+                for record in records:
+                    end[index][canonical(record.source_partition)] = canonical(record.source_offset)
+        self._position = end
+        return {"tasks": end}
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[Any]:
+        """One partition per task with something new between ``start`` and ``end``."""
+        self._start_connector()
+        ends = _tasks(end, len(self._configs))
+        if len(ends) > len(self._configs):
+            raise ConnectException(
+                f"Connector {self.options.name} now has {len(self._configs)} task(s) but the "
+                f"checkpoint holds offsets of {len(ends)}: start the query with a new checkpoint"
+            )
+        starts = _tasks(start, len(ends))
+        union = _union(starts)
+        return [
+            _BatchPartition(i, self._configs[i], union, ends[i])
+            for i in range(len(ends))
+            if any(starts[i].get(p) != o for p, o in ends[i].items())
+        ]
+
+    def read(self, partition: Any) -> Iterator[tuple[Any, ...]]:
+        """The batch's records of one task, replayed from the batch's start (on an executor)."""
+        maker = RowMaker(self.schema)
+        for record in replay(self.options, partition.config, partition.start, partition.end):
+            yield maker.row(record)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Spark processed everything up to ``end``."""
+        log.debug("%s: committed %s", self.options.name, end)
+
+    def stop(self) -> None:
+        """Stop the driver's tasks and the connector."""
+        self._stop_tasks()
+        connector, self._connector = self._connector, None
+        if connector is not None:
+            connector.stop()
+
+
+class ConnectorStreamWriter(DataSourceStreamWriter):
+    """``df.writeStream.format("cdk")``: each micro-batch's partitions through sink tasks."""
+
+    def __init__(self, options: Options, schema: Any) -> None:
+        from cdk.spark._datasource import topic_option
+
+        self.options = options
+        self.schema = schema
+        self.topic = topic_option(options)
+        SinkRecordMaker(schema, self.topic)  # bad schemas fail on the driver
+        connector, self.configs = start_connector(options, "sink")
+        connector.stop()
+
+    def write(self, iterator: Iterator[Any]) -> Any:
+        """Write one partition of a micro-batch (on an executor)."""
+        from cdk.spark._datasource import SinkCommitMessage
+
+        context = TaskContext.get()
+        partition = int(context.partitionId()) if context is not None else 0
+        raw = context.getLocalProperty(BATCH_ID_PROPERTY) if context is not None else None
+        if raw is None:
+            raise ConnectException(
+                f"Spark did not give the micro-batch id ({BATCH_ID_PROPERTY}) to the writer"
+            )
+        maker = SinkRecordMaker(self.schema, self.topic)
+        config = self.configs[partition % len(self.configs)]
+        written, skipped = write_partition(
+            iterator, self.options, config, maker, int(raw), partition
+        )
+        return SinkCommitMessage(partition, written, skipped)
+
+    def commit(self, messages: list[Any], batchId: int) -> None:
+        """Log what the micro-batch wrote."""
+        from cdk.spark._datasource import log_commit
+
+        log_commit(self.options, messages, batchId)
+
+    def abort(self, messages: list[Any], batchId: int) -> None:
+        """A failed micro-batch: what was written stays; the replay skips it (stored offsets)."""
+        log.warning("%s: micro-batch %d aborted", self.options.name, batchId)

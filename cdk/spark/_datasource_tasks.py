@@ -1,0 +1,270 @@
+"""Connector tasks run inside Spark tasks: bounded reads, replays of a micro-batch, sink writes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from cdk.api import (
+    OffsetAndMetadata,
+    OffsetStorageReader,
+    SinkTask,
+    SourceRecord,
+    SourceTask,
+    TopicPartition,
+)
+from cdk.errors import ConnectException, RetriableException
+from cdk.runtime._contexts import WorkerSinkTaskContext, WorkerSourceTaskContext
+from cdk.spark._datasource_options import Options, canonical
+
+__all__ = [
+    "SourceTaskRun",
+    "read_bounded",
+    "replay",
+    "write_partition",
+]
+
+log = logging.getLogger(__name__)
+
+#: The sink offsets of one write: ``write_id << OFFSET_SHIFT | row number`` in a Spark partition.
+OFFSET_SHIFT = 32
+
+
+class _MapOffsetReader(OffsetStorageReader):
+    """Offsets from a ``{canonical partition: canonical offset}`` map."""
+
+    def __init__(self, offsets: Mapping[str, str]) -> None:
+        self._offsets = dict(offsets)
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        raw = self._offsets.get(canonical(dict(partition)))
+        return None if raw is None else dict(json.loads(raw))
+
+    def offsets(
+        self, partitions: Iterable[Mapping[str, Any]]
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        return [(dict(p), self.offset(p)) for p in partitions]
+
+
+def _task_class(options: Options) -> type[Any]:
+    from cdk.runtime import Plugins
+
+    return Plugins().connector_class(options.connector_class)().task_class()
+
+
+class SourceTaskRun:
+    """One source task started from given offsets; :meth:`poll` retries retriable errors."""
+
+    def __init__(self, options: Options, config: Mapping[str, str], offsets: Mapping[str, str]):
+        self._options = options
+        task = _task_class(options)()
+        if not isinstance(task, SourceTask):
+            raise ConnectException(f"{type(task).__name__} is not a SourceTask")
+        self.task = task
+        task.initialize(WorkerSourceTaskContext(dict(config), _MapOffsetReader(offsets)))
+        task.start(dict(config))
+        self._stopped = False
+
+    def poll(self) -> list[SourceRecord]:
+        """The next records (possibly none)."""
+        deadline = time.monotonic() + self._options.retry_timeout_ms / 1000
+        while True:
+            try:
+                return list(self.task.poll() or [])
+            except RetriableException as exc:
+                if time.monotonic() >= deadline:
+                    raise ConnectException(
+                        f"Source task of {self._options.name} kept failing with retriable "
+                        f"errors for {self._options.retry_timeout_ms} ms: {exc}"
+                    ) from exc
+                log.warning("Retrying the poll of %s after: %s", self._options.name, exc)
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        """Stop the task (once)."""
+        if not self._stopped:
+            self._stopped = True
+            self.task.stop()
+
+
+def read_bounded(
+    options: Options, config: Mapping[str, str], offsets: Mapping[str, str]
+) -> Iterator[SourceRecord]:
+    """The task's records until ``cdk.idle.polls`` polls in a row bring nothing new."""
+    run = SourceTaskRun(options, config, offsets)
+    try:
+        idle = 0
+        while idle < options.idle_polls:
+            records = run.poll()
+            idle = 0 if records else idle + 1
+            yield from records
+    finally:
+        run.stop()
+
+
+def replay(
+    options: Options,
+    config: Mapping[str, str],
+    start: Mapping[str, str],
+    end: Mapping[str, str],
+) -> Iterator[SourceRecord]:
+    """The records of one micro-batch: the task restarted at ``start``, polled up to ``end``.
+
+    Records of a source partition after its end offset (or of a partition with nothing new in
+    this batch) belong to later batches and are dropped.
+
+    Raises:
+        ConnectException: exactly-once and the task did not reach the end offsets within
+            ``cdk.replay.timeout.ms``: its offsets cannot be replayed.
+    """
+    pending = {p: o for p, o in end.items() if start.get(p) != o}
+    if not pending:
+        return
+    run = SourceTaskRun(options, config, start)
+    try:
+        deadline = time.monotonic() + options.replay_timeout_ms / 1000
+        idle = 0
+        while pending:
+            records = run.poll()
+            idle = 0 if records else idle + 1
+            for record in records:
+                partition = canonical(record.source_partition)
+                goal = pending.get(partition)
+                if goal is None:
+                    continue
+                yield record
+                if canonical(record.source_offset) == goal:
+                    del pending[partition]
+            if not pending:
+                break
+            if not options.exactly_once and idle >= options.idle_polls:
+                log.warning(
+                    "At-least-once: the replay of %s ended before reaching offsets %s",
+                    options.name,
+                    pending,
+                )
+                break
+            if time.monotonic() >= deadline:
+                raise ConnectException(
+                    f"Connector {options.name} cannot replay a micro-batch: restarted from the "
+                    f"batch's start offsets, its task did not reach the end offsets {pending} "
+                    f"within cdk.replay.timeout.ms={options.replay_timeout_ms}. Its source "
+                    "offsets are not replayable, so the stream is at most at-least-once: set "
+                    "cdk.delivery=at-least-once to accept that"
+                )
+    finally:
+        run.stop()
+
+
+# -- sinks -----------------------------------------------------------------------------------------
+class _Owner:
+    """The sink task's assignment as Spark gives it: the partitions seen so far."""
+
+    def __init__(self) -> None:
+        self.assigned: set[TopicPartition] = set()
+
+    def assigned_partitions(self) -> set[TopicPartition]:
+        return set(self.assigned)
+
+    def consumer_paused_by_worker(self) -> bool:
+        return False
+
+    def pause_consumer(self, partitions: set[TopicPartition]) -> None:
+        """Nothing to pause: Spark hands the rows over."""
+
+    def resume_consumer(self, partitions: set[TopicPartition]) -> None:
+        """Nothing to resume."""
+
+
+class _SinkRun:
+    def __init__(self, options: Options, config: Mapping[str, str]) -> None:
+        self.options = options
+        task = _task_class(options)()
+        if not isinstance(task, SinkTask):
+            raise ConnectException(f"{type(task).__name__} is not a SinkTask")
+        self.task = task
+        self.owner = _Owner()
+        self.context = WorkerSinkTaskContext(dict(config), self.owner)
+        task.initialize(self.context)
+        task.start(dict(config))
+        self.seek: dict[TopicPartition, int] = {}
+        self.last: dict[TopicPartition, int] = {}
+
+    def open(self, tp: TopicPartition) -> None:
+        self.owner.assigned.add(tp)
+        self.task.open([tp])
+        self.seek.update(self.context.take_offsets())
+
+    def put(self, batch: list[Any]) -> None:
+        deadline = time.monotonic() + self.options.retry_timeout_ms / 1000
+        while True:
+            try:
+                self.task.put(batch)
+                return
+            except RetriableException as exc:
+                if time.monotonic() >= deadline:
+                    raise ConnectException(
+                        f"Sink task of {self.options.name} kept failing with retriable errors "
+                        f"for {self.options.retry_timeout_ms} ms: {exc}"
+                    ) from exc
+                wait_ms = self.context.take_timeout_ms()
+                threading.Event().wait(max(wait_ms, 100) / 1000)
+            finally:
+                self.seek.update(self.context.take_offsets())
+
+    def finish(self) -> None:
+        offsets = {tp: OffsetAndMetadata(o + 1) for tp, o in self.last.items()}
+        self.task.pre_commit(offsets)  # the default flushes
+        self.task.close(list(self.owner.assigned))
+
+
+def write_partition(
+    rows: Iterator[Any],
+    options: Options,
+    config: Mapping[str, str],
+    maker: Any,
+    write_id: int,
+    partition: int,
+) -> tuple[int, int]:
+    """Put a Spark partition's rows through a sink task: open, put in batches, flush, close.
+
+    Row ``n`` of the partition has the Kafka offset ``write_id << 32 | n`` in topic partition
+    ``(topic, Spark partition)``; rows below the offset the task asks for in ``open()``
+    (``context.offset``, as sinks storing their offsets do) were written before and are skipped.
+
+    Returns:
+        The rows written and the rows skipped.
+    """
+    run = _SinkRun(options, config)
+    written = skipped = 0
+    base = write_id << OFFSET_SHIFT
+    try:
+        batch: list[Any] = []
+        for n, row in enumerate(rows):
+            offset = base | n
+            topic = maker.topic(row)
+            tp = TopicPartition(topic, partition)
+            if tp not in run.owner.assigned:
+                if batch:
+                    run.put(batch)
+                    batch = []
+                run.open(tp)
+            if offset < run.seek.get(tp, -1):
+                skipped += 1
+                continue
+            batch.append(maker.record(row, partition, offset))
+            run.last[tp] = offset
+            written += 1
+            if len(batch) >= options.batch_size:
+                run.put(batch)
+                batch = []
+        if batch:
+            run.put(batch)
+        run.finish()
+    finally:
+        run.task.stop()
+    return written, skipped

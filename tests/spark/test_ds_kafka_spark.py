@@ -1,0 +1,88 @@
+"""Kafka in Spark pipelines: the cdk-kafka format and the converter codecs (embedded broker)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import uuid
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+import cdk.spark
+from cdk import Schema, SchemaBuilder, Struct
+from cdk.converters import JsonConverter
+from cdk.kafka import EmbeddedKafka, NewTopicSpec, create_topics, new_producer, producer_config
+from tests.spark.conftest import SPARK_GROUP
+
+pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def _topic(kafka: EmbeddedKafka, partitions: int = 2) -> str:
+    name = f"spark-{uuid.uuid4().hex[:8]}"
+    create_topics(kafka.bootstrap_servers, [NewTopicSpec(name, partitions)])
+    return name
+
+
+def test_connect_json_bytes_written_by_the_kit_read_as_typed_columns(
+    spark: Any, kafka: EmbeddedKafka
+) -> None:
+    topic = _topic(kafka)
+    schema = (
+        SchemaBuilder.struct()
+        .field("id", Schema.INT64_SCHEMA)
+        .field("name", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, False)
+    producer = new_producer(producer_config(kafka.bootstrap_servers))
+    for i in range(50):
+        value = Struct(schema).put("id", i).put("name", f"n{i}")
+        producer.produce(topic, converter.from_connect_data(topic, schema, value), partition=i % 2)
+    assert producer.flush(30) == 0
+
+    raw = (
+        spark.read.format("cdk-kafka")
+        .option("kafka.bootstrap.servers", kafka.bootstrap_servers)
+        .option("subscribe", topic)
+        .load()
+    )
+    decode = cdk.spark.kafka_decoder("name STRING, id BIGINT", "json", topic=topic)
+    rows = raw.select(decode("value").alias("v")).select("v.*").collect()
+    assert sorted((r.id, r.name) for r in rows) == [(i, f"n{i}") for i in range(50)]
+
+
+def test_typed_columns_through_kafka_and_back(spark: Any, kafka: EmbeddedKafka) -> None:
+    topic = _topic(kafka)
+    df = spark.createDataFrame(
+        [
+            (1, decimal.Decimal("12.50"), dt.date(2024, 2, 29), ["a", "b"]),
+            (2, decimal.Decimal("-0.01"), dt.date(1970, 1, 1), []),
+        ],
+        "id BIGINT, amount DECIMAL(10,2), day DATE, tags ARRAY<STRING>",
+    )
+    encode = cdk.spark.kafka_encoder(df.schema, "json", topic=topic)
+    (
+        df.select(encode(F.struct(*df.columns)).alias("value"))
+        .write.format("cdk-kafka")
+        .option("kafka.bootstrap.servers", kafka.bootstrap_servers)
+        .option("topic", topic)
+        .mode("append")
+        .save()
+    )
+    raw = (
+        spark.read.format("cdk-kafka")
+        .option("kafka.bootstrap.servers", kafka.bootstrap_servers)
+        .option("subscribe", topic)
+        .load()
+    )
+    decode = cdk.spark.kafka_decoder(df.schema, "json", topic=topic)
+    back = raw.select(decode("value").alias("v")).select("v.*").orderBy("id").collect()
+    assert [tuple(r) for r in back] == [tuple(r) for r in df.orderBy("id").collect()]
+
+
+def test_an_unknown_converter_is_named() -> None:
+    with pytest.raises(Exception, match=r"no\.such\.Converter"):
+        cdk.spark.kafka_decoder("id BIGINT", "no.such.Converter")
