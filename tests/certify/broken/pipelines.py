@@ -1,9 +1,9 @@
 """Connectors that fail the Spark pipeline checks (OFF-10, OFF-11, OFF-12), and their drivers.
 
 - ``DestructiveReadDriver``: the source deletes each row once it has read it, as a queue
-  consumer would. The embedded worker delivers every row, but a Spark micro-batch cannot be
-  replayed from its start offsets (the rows are gone): ``spark.readStream`` fails (OFF-10,
-  OFF-11).
+  consumer would. The embedded worker delivers every row, but then nothing is left for Spark
+  (OFF-10), and a Spark micro-batch cannot be replayed from its start offsets (the rows are
+  gone, OFF-11).
 - ``LazySinkDriver``: the sink buffers what ``put`` receives and writes it only once 10,000
   records have piled up; ``flush`` does nothing and ``stop`` drops the buffer, so a Spark
   micro-batch (open, put, flush, close, stop) stores nothing (OFF-12).
