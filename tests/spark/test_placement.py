@@ -297,6 +297,28 @@ def test_sink_task_commits_its_consumer_offsets(cluster: Cluster, tmp_path: Any)
     assert committed[0].offset == 500
 
 
+def _held(store: Any) -> list[int]:
+    """How many partitions each recording sink task instance holds now (open minus close)."""
+    import json
+    from pathlib import Path
+
+    held = []
+    for file in sorted(Path(store).glob("*.jsonl")):
+        current: set[tuple[str, int]] = set()
+        for line in file.read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            tps = {tuple(tp) for tp in event.get("partitions", ())}
+            if event.get("event") == "open":
+                current |= tps
+            elif event.get("event") in ("close", "stop"):
+                current -= tps if event.get("event") == "close" else current
+        held.append(len(current))
+    return sorted(held)
+
+
 def test_two_sink_tasks_hand_over_to_the_next_generation(cluster: Cluster, tmp_path: Any) -> None:
     """Both tasks of a sink leave their group at a generation's end; the next one consumes."""
     from confluent_kafka import Producer
@@ -327,6 +349,8 @@ def test_two_sink_tasks_hand_over_to_the_next_generation(cluster: Cluster, tmp_p
     gen1 = cluster.topics.commit_generation(name, connector, tasks)
     cluster.placement.launch(gen1)
     wait_until(lambda: len(read_store(tmp_path).keys()) >= 200, 90, message="200 records")
+    # the group is formed (one partition each) before the generation ends, as in production
+    wait_until(lambda: _held(tmp_path) == [1, 1], 60, message=lambda: f"held {_held(tmp_path)}")
     gen2 = cluster.topics.commit_generation(name, connector, tasks)
     assert cluster.placement.await_end(name, 30)
     assert cluster.listener.wait(name, gen1.generation) == {}
