@@ -103,29 +103,31 @@ def test_source_generations_end_on_commit_and_resume_without_loss(cluster: Clust
         message="records of both streams in generation 1",
     )
 
-    # generation 2 emits up to a bound past what generation 1 reached
-    bounded = source_configs("src", topic, streams, records="20000", batch_size="200")
-    gen2 = cluster.topics.commit_generation("src", *bounded)
+    gen2 = cluster.topics.commit_generation("src", connector, tasks)
     assert cluster.placement.await_end("src", 30)
     assert cluster.listener.wait("src", gen1.generation) == {}
     cluster.topics.wait_tasks("src", ["UNASSIGNED", "UNASSIGNED"])
-    first = seqs_by_stream(reader)
-    reached = {s: max(c) for s, c in first.items()}
-    assert all(0 < reached[s] < 20000 for s in ("p0", "p1")), reached
-
+    reached = {s: max(c) for s, c in seqs_by_stream(reader).items()}
+    # generation 3 emits up to a bound past what generation 1 reached; generation 2, launched
+    # after it was committed, reads that first and does not start
+    bound = max(reached.values()) + 2000
+    bounded = source_configs("src", topic, streams, records=str(bound), batch_size="200")
+    gen3 = cluster.topics.commit_generation("src", *bounded)
     cluster.placement.launch(gen2)
+    assert cluster.listener.wait("src", gen2.generation) == {}
+    cluster.placement.launch(gen3)
     wait_until(
-        lambda: all(len(seqs_by_stream(reader).get(s, ())) == 20000 for s in ("p0", "p1")),
+        lambda: all(len(seqs_by_stream(reader).get(s, ())) == bound for s in ("p0", "p1")),
         90,
         message="every record of both streams",
     )
     final = seqs_by_stream(reader)
     for stream in ("p0", "p1"):
-        assert sorted(final[stream]) == list(range(20000)), stream
+        assert sorted(final[stream]) == list(range(bound)), stream
         assert max(final[stream].values()) == 1, f"duplicates in {stream}"
     cluster.topics.target_state("src", TargetState.STOPPED)
     assert cluster.placement.await_end("src", 30)
-    assert cluster.listener.wait("src", gen2.generation) == {}
+    assert cluster.listener.wait("src", gen3.generation) == {}
 
 
 def test_pause_resume_and_delete(cluster: Cluster) -> None:
