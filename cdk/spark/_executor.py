@@ -214,23 +214,24 @@ def _await_turn_to_leave(spec: TaskSpec, task_id: ConnectorTaskId, worker: Worke
     broker keeps it), and the next generation's tasks would never get partitions. Across
     executors the order comes from the status topic: task ``k`` waits until tasks ``0..k-1`` of
     its generation reported their end, then for one finished rebalance of its own consumer per
-    task that was still a member when the generation ended (at most
-    :data:`~cdk.runtime._worker.REJOIN_TIMEOUT_S` per task).
+    task before it, counted from when it read the end of the generation (at most
+    :data:`~cdk.runtime._worker.REJOIN_TIMEOUT_S` per task: a rebalance that finished before
+    that costs the wait).
     """
     runner = worker.task_runner(task_id)
     if not isinstance(runner, WorkerSinkTask):
         return
+    mark = runner.assignments  # before anything else: the tasks before it leave right now
     earlier = [n for n in spec.task_configs if n < task_id.task]
     if not earlier or not worker.sink_tasks_leave_sequentially():
         return
-    mark = runner.assignments
-    members = [n for n in earlier if not _left(worker, ConnectorTaskId(task_id.connector, n))]
     deadline = time.monotonic() + REJOIN_TIMEOUT_S * (len(earlier) + 1)
     while time.monotonic() < deadline and not all(
         _left(worker, ConnectorTaskId(task_id.connector, n)) for n in earlier
     ):
         time.sleep(_TURN_POLL_S)
-    while time.monotonic() < deadline and not runner.rejoined_since(mark + len(members) - 1):
+    # one rebalance per task that left before it (all were members of the formed group)
+    while time.monotonic() < deadline and not runner.rejoined_since(mark + len(earlier) - 1):
         time.sleep(_TURN_POLL_S)
     if time.monotonic() >= deadline:
         log.warning(
