@@ -611,9 +611,13 @@ class Worker:
 
     def task_thread(self, task_id: ConnectorTaskId) -> threading.Thread | None:
         """The thread of a running task (for tests)."""
-        with self._lock:
-            runner = self._tasks.get(task_id)
+        runner = self.task_runner(task_id)
         return None if runner is None else runner.thread
+
+    def task_runner(self, task_id: ConnectorTaskId) -> WorkerSourceTask | WorkerSinkTask | None:
+        """The runner of a task this worker holds, ``None`` when it holds none."""
+        with self._lock:
+            return self._tasks.get(task_id)
 
     def start_task(
         self,

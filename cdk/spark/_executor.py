@@ -23,15 +23,17 @@ import logging
 import os
 import socket
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cdk.runtime._config_secrets import resolve_variables
 from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime._plugins import Plugins
+from cdk.runtime._sink_runner import WorkerSinkTask
 from cdk.runtime._status import ConnectorTaskId, State
 from cdk.runtime._status_store import KafkaStatusBackingStore
-from cdk.runtime._worker import Worker
+from cdk.runtime._worker import REJOIN_TIMEOUT_S, Worker
 from cdk.runtime._worker_config import WorkerConfig
 from cdk.spark._signals import GenerationWatcher
 from cdk.spark._spec import TaskSpec
@@ -51,6 +53,8 @@ _LOG_FORMAT = "[%(asctime)s] %(levelname)s [pid %(process)d] %(name)s: %(message
 
 #: How often the task's thread is checked while no record arrives.
 _POLL_S = 0.2
+#: How often a sink task checks whether its turn to leave its consumer group came.
+_TURN_POLL_S = 0.05
 
 
 def executor_worker_id() -> str:
@@ -193,10 +197,55 @@ def _follow(
             log.info("Task %s: target state %s", task_id, target.value)
             worker.set_tasks_target_state(spec.connector, target)
     log.info("Stopping task %s: %s", task_id, watcher.ended)
+    _await_turn_to_leave(spec, task_id, worker)
     # The driver cancels the job group when the task overruns the graceful timeout; this
     # bound only keeps an orphaned Spark task (driver gone) from waiting forever.
     worker.stop_tasks([task_id], timeout_s=2 * spec.graceful_timeout_ms / 1000.0 + 10.0)
     return task_id.task, "ended", watcher.ended
+
+
+def _await_turn_to_leave(spec: TaskSpec, task_id: ConnectorTaskId, worker: Worker) -> None:
+    """Let a sink task leave its consumer group only after the lower-numbered tasks left.
+
+    On brokers that need it (``sink.tasks.leave.mode``, see
+    :meth:`~cdk.runtime.Worker.sink_tasks_leave_sequentially`), the tasks of one sink leave
+    their group one at a time, each after the rebalance the previous one caused: a group whose
+    members all leave during one rebalance can be left with a leader that is gone (the embedded
+    broker keeps it), and the next generation's tasks would never get partitions. Across
+    executors the order comes from the status topic: task ``k`` waits until tasks ``0..k-1`` of
+    its generation reported their end, then for one finished rebalance of its own consumer per
+    task before it, counted from when it read the end of the generation (at most
+    :data:`~cdk.runtime._worker.REJOIN_TIMEOUT_S` per task: a rebalance that finished before
+    that costs the wait).
+    """
+    runner = worker.task_runner(task_id)
+    if not isinstance(runner, WorkerSinkTask):
+        return
+    mark = runner.assignments  # before anything else: the tasks before it leave right now
+    earlier = [n for n in spec.task_configs if n < task_id.task]
+    if not earlier or not worker.sink_tasks_leave_sequentially():
+        return
+    deadline = time.monotonic() + REJOIN_TIMEOUT_S * (len(earlier) + 1)
+    while time.monotonic() < deadline and not all(
+        _left(worker, ConnectorTaskId(task_id.connector, n)) for n in earlier
+    ):
+        time.sleep(_TURN_POLL_S)
+    # one rebalance per task that left before it (all were members of the formed group)
+    while time.monotonic() < deadline and not runner.rejoined_since(mark + len(earlier) - 1):
+        time.sleep(_TURN_POLL_S)
+    if time.monotonic() >= deadline:
+        log.warning(
+            "Task %s leaves its consumer group without seeing tasks %s leave and the group "
+            "rebalance first (waited %.0f s)",
+            task_id,
+            earlier,
+            REJOIN_TIMEOUT_S * (len(earlier) + 1),
+        )
+
+
+def _left(worker: Worker, task_id: ConnectorTaskId) -> bool:
+    status = worker.status.task(task_id)
+    return status is None or status.state in (State.UNASSIGNED, State.FAILED)
 
 
 def _ended_by_itself(task_id: ConnectorTaskId, worker: Worker) -> TaskOutcome:

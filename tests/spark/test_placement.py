@@ -103,29 +103,31 @@ def test_source_generations_end_on_commit_and_resume_without_loss(cluster: Clust
         message="records of both streams in generation 1",
     )
 
-    # generation 2 emits up to a bound past what generation 1 reached
-    bounded = source_configs("src", topic, streams, records="20000", batch_size="200")
-    gen2 = cluster.topics.commit_generation("src", *bounded)
+    gen2 = cluster.topics.commit_generation("src", connector, tasks)
     assert cluster.placement.await_end("src", 30)
     assert cluster.listener.wait("src", gen1.generation) == {}
     cluster.topics.wait_tasks("src", ["UNASSIGNED", "UNASSIGNED"])
-    first = seqs_by_stream(reader)
-    reached = {s: max(c) for s, c in first.items()}
-    assert all(0 < reached[s] < 20000 for s in ("p0", "p1")), reached
-
+    reached = {s: max(c) for s, c in seqs_by_stream(reader).items()}
+    # generation 3 emits up to a bound past what generation 1 reached; generation 2, launched
+    # after it was committed, reads that first and does not start
+    bound = max(reached.values()) + 2000
+    bounded = source_configs("src", topic, streams, records=str(bound), batch_size="200")
+    gen3 = cluster.topics.commit_generation("src", *bounded)
     cluster.placement.launch(gen2)
+    assert cluster.listener.wait("src", gen2.generation) == {}
+    cluster.placement.launch(gen3)
     wait_until(
-        lambda: all(len(seqs_by_stream(reader).get(s, ())) == 20000 for s in ("p0", "p1")),
+        lambda: all(len(seqs_by_stream(reader).get(s, ())) == bound for s in ("p0", "p1")),
         90,
         message="every record of both streams",
     )
     final = seqs_by_stream(reader)
     for stream in ("p0", "p1"):
-        assert sorted(final[stream]) == list(range(20000)), stream
+        assert sorted(final[stream]) == list(range(bound)), stream
         assert max(final[stream].values()) == 1, f"duplicates in {stream}"
     cluster.topics.target_state("src", TargetState.STOPPED)
     assert cluster.placement.await_end("src", 30)
-    assert cluster.listener.wait("src", gen2.generation) == {}
+    assert cluster.listener.wait("src", gen3.generation) == {}
 
 
 def test_pause_resume_and_delete(cluster: Cluster) -> None:
@@ -295,6 +297,74 @@ def test_sink_task_commits_its_consumer_offsets(cluster: Cluster, tmp_path: Any)
     finally:
         consumer.close()
     assert committed[0].offset == 500
+
+
+def _held(store: Any) -> list[int]:
+    """How many partitions each recording sink task instance holds now (open minus close)."""
+    import json
+    from pathlib import Path
+
+    held = []
+    for file in sorted(Path(store).glob("*.jsonl")):
+        current: set[tuple[str, int]] = set()
+        for line in file.read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            tps = {tuple(tp) for tp in event.get("partitions", ())}
+            if event.get("event") == "open":
+                current |= tps
+            elif event.get("event") in ("close", "stop"):
+                current -= tps if event.get("event") == "close" else current
+        held.append(len(current))
+    return sorted(held)
+
+
+def test_two_sink_tasks_hand_over_to_the_next_generation(cluster: Cluster, tmp_path: Any) -> None:
+    """Both tasks of a sink leave their group at a generation's end; the next one consumes."""
+    from confluent_kafka import Producer
+
+    from tests.connectors.recording import read_store
+
+    bootstrap = cluster.topics.bootstrap
+    topic = make_topic(bootstrap, partitions=2, prefix="dspark")
+    producer = Producer({"bootstrap.servers": bootstrap})
+
+    def produce(start: int, count: int) -> None:
+        for i in range(start, start + count):
+            producer.produce(topic, key=f"k{i}".encode(), value=b'"v"', partition=i % 2)
+        assert producer.flush(10) == 0
+
+    name = unique("sink2")
+    connector = {
+        "name": name,
+        "connector.class": "tests.connectors.recording.RecordingSinkConnector",
+        "topics": topic,
+        "store.dir": str(tmp_path),
+        "tasks.max": "2",
+        "key.converter": STRING,
+        "value.converter": STRING,
+    }
+    tasks = [{**connector, "task.class": RECORDING_TASK} for _ in range(2)]
+    produce(0, 200)
+    gen1 = cluster.topics.commit_generation(name, connector, tasks)
+    cluster.placement.launch(gen1)
+    wait_until(lambda: len(read_store(tmp_path).keys()) >= 200, 90, message="200 records")
+    # the group is formed (one partition each) before the generation ends, as in production
+    wait_until(lambda: _held(tmp_path) == [1, 1], 60, message=lambda: f"held {_held(tmp_path)}")
+    gen2 = cluster.topics.commit_generation(name, connector, tasks)
+    assert cluster.placement.await_end(name, 30)
+    assert cluster.listener.wait(name, gen1.generation) == {}
+    produce(200, 200)
+    cluster.placement.launch(gen2)
+    wait_until(
+        lambda: len(read_store(tmp_path).keys()) >= 400,
+        90,
+        message=lambda: f"400 records, got {len(read_store(tmp_path).keys())}",
+    )
+    cluster.topics.target_state(name, TargetState.STOPPED)
+    assert cluster.placement.await_end(name, 30)
 
 
 def test_slots_count_the_executor_cores(cluster: Cluster) -> None:
