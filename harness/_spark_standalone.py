@@ -38,6 +38,8 @@ DAEMON_MEMORY = "256m"
 #: workers heartbeat every quarter of it, so master and workers get the same value). A killed
 #: worker is dropped at once, when its connection closes.
 WORKER_TIMEOUT_S = 20
+#: Workers started by attached clusters in this process (reaped by :func:`_reap`).
+_DETACHED: list[subprocess.Popen[bytes]] = []
 #: The cluster's state file in its workdir (see :meth:`StandaloneSpark.attach`).
 _STATE = "cluster.json"
 
@@ -61,7 +63,6 @@ class WorkerProcess:
     pid: int = 0
     starts: int = 0
     proc: subprocess.Popen[bytes] | None = None
-    _log_file: IO[bytes] | None = None
 
     @property
     def alive(self) -> bool:
@@ -126,6 +127,7 @@ class StandaloneSpark(SparkProvider):
 
     @classmethod
     def attach(cls, workdir: str | os.PathLike[str]) -> StandaloneSpark:
+        _reap()
         """Control the running cluster whose ``workdir`` this is (started by another process).
 
         :meth:`stop` of the attached object stops nothing: the cluster's owner does.
@@ -221,8 +223,6 @@ class StandaloneSpark(SparkProvider):
                 self._load(worker)
                 self._kill_session(worker.pid, worker.proc)
                 worker.pid, worker.proc = 0, None
-            _close(worker._log_file)
-            worker._log_file = None
         if self._master is not None:
             self._kill_session(self._master.pid, self._master, signal.SIGTERM)
             self._master = None
@@ -393,12 +393,15 @@ class StandaloneSpark(SparkProvider):
             "--work-dir",
             str(scratch),
         ]
-        if worker._log_file is None:
-            worker._log_file = open(worker.log_path, "ab")  # noqa: SIM115 - closed in stop()
         worker.starts += 1
-        worker._log_file.write(f"--- start {worker.starts} on port {worker.port}\n".encode())
-        worker._log_file.flush()
-        worker.proc = _spawn(command, worker._log_file, self._environment(home))
+        with open(worker.log_path, "ab") as log:  # the worker keeps its own descriptor
+            log.write(f"--- start {worker.starts} on port {worker.port}\n".encode())
+            log.flush()
+            worker.proc = _spawn(command, log, self._environment(home))
+        if self._attached:
+            # the owner stops it; keep the Popen (and reap it when it ends) so that it is
+            # never collected while the worker runs
+            _DETACHED.append(worker.proc)
         worker.pid = worker.proc.pid
         self._save(worker)
 
@@ -477,6 +480,11 @@ class StandaloneSpark(SparkProvider):
     def __repr__(self) -> str:
         where = self.master_url if self._master_port else "not started"
         return f"StandaloneSpark({where}, {self._count} workers x {self.worker_cores} cores)"
+
+
+def _reap() -> None:
+    """Forget the workers started by attached clusters that have ended (reaping them)."""
+    _DETACHED[:] = [proc for proc in _DETACHED if proc.poll() is None]
 
 
 def session_members(session: int) -> list[int]:

@@ -43,8 +43,8 @@ BROKEN: list[tuple[type[ConnectorDriver], dict[str, list[str]]]] = [
     (
         broken.IgnoresOffsetsDriver,
         {
-            "OFF-09": ["duplicates after the Spark worker was killed", "more than once"],
-            "RST-06": ["at most 0 duplicates after a clean driver restart"],
+            "OFF-09": ["no committed record delivered again after the Spark worker was killed"],
+            "RST-06": ["no committed record delivered again after a clean driver restart"],
         },
     ),
     (broken.StaleLockDriver, {"RBL-05": ["FAILED", "another task holds"]}),

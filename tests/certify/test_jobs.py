@@ -240,8 +240,17 @@ def test_one_job_keeps_the_plan_order_and_more_start_the_longest_first() -> None
     assert [(c.id, d.__name__) for _, c, d, _ in order if c.exclusive] == [
         ("ERR-04", "SqliteSourceDriver"),
         ("ERR-05", "SqliteSinkDriver"),
+        # the distributed checks share the Spark cluster and kill its workers
+        ("OFF-09", "SqliteSourceDriver"),
+        ("RST-06", "SqliteSourceDriver"),
+        ("RBL-05", "SqliteSourceDriver"),
+        ("RBL-06", "SqliteSourceDriver"),
         ("PRF-01", "SqliteSourceDriver"),
         ("PRF-02", "SqliteSourceDriver"),
+        ("OFF-09", "SqliteSinkDriver"),
+        ("RST-06", "SqliteSinkDriver"),
+        ("RBL-05", "SqliteSinkDriver"),
+        ("RBL-06", "SqliteSinkDriver"),
         ("PRF-01", "SqliteSinkDriver"),
         ("PRF-02", "SqliteSinkDriver"),
     ]
