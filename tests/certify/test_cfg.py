@@ -13,7 +13,7 @@ import pytest
 from harness import ConnectorDriver
 from harness.certify import Outcome
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import cfg as broken
 

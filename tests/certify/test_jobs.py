@@ -31,7 +31,7 @@ from harness.certify import (
 )
 from harness.certify._isolate import may_start, run_order
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import rst as broken
 

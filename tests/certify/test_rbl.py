@@ -17,7 +17,7 @@ from harness.certify.suites import _flows as flows
 from harness.certify.suites import rbl as rbl_suite
 from harness.certify.suites import rst as rst_suite
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
-from reference_connectors.sqlite.certify import SqliteSourceDriver
+from tests.certify.broken._sqlite_base.certify import SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import rbl as broken
 

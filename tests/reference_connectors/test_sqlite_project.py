@@ -11,14 +11,14 @@ from typing import Any, cast
 
 import pytest
 
-import reference_connectors.sqlite as package
+import tests.certify.broken._sqlite_base as package
 from cdk import Schema, SchemaAndValue, SinkRecord, SourceRecord, Struct
 from cdk.api import OffsetStorageReader, SinkTaskContext, SourceConnectorContext, SourceTaskContext
 from cdk.converters import JsonConverter
 from cdk.runtime import Plugins
 from harness import SinkDriver, SourceDriver
 from harness.certify import Project
-from reference_connectors.sqlite import (
+from tests.certify.broken._sqlite_base import (
     SINK_CONFIG_DEF,
     SOURCE_CONFIG_DEF,
     SqliteSinkConnector,
@@ -26,7 +26,7 @@ from reference_connectors.sqlite import (
     SqliteSourceConnector,
     SqliteSourceTask,
 )
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,14 +69,14 @@ def test_project_metadata_declares_plugins_drivers_and_license() -> None:
     assert project["license-files"] == ["LICENSE"]
     plugins = project["entry-points"]["cdk.plugins"]
     assert plugins == {
-        "SqliteSource": "reference_connectors.sqlite:SqliteSourceConnector",
-        "SqliteSink": "reference_connectors.sqlite:SqliteSinkConnector",
+        "SqliteSource": "tests.certify.broken._sqlite_base:SqliteSourceConnector",
+        "SqliteSink": "tests.certify.broken._sqlite_base:SqliteSinkConnector",
     }
     root_plugins = _pyproject(ROOT)["project"]["entry-points"]["cdk.plugins"]
     # The kit's SqliteSource alias runs the SQL source with the SQLite defaults.
     assert root_plugins["SqliteSource"] == "reference_connectors.sql:SqliteSourceConnector"
     assert root_plugins["SqliteSink"] == plugins["SqliteSink"]
-    assert data["tool"]["setuptools"]["packages"] == ["reference_connectors.sqlite"]
+    assert data["tool"]["setuptools"]["packages"] == ["tests.certify.broken._sqlite_base"]
     assert set(data["tool"]) == {"setuptools", "cdk"}  # no lint/test config of its own
     assert (PROJECT / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
 

@@ -13,13 +13,13 @@ from typing import ClassVar
 from typing_extensions import override
 
 from cdk import SinkRecord, SinkTask, SourceRecord, SourceTask
-from reference_connectors.sqlite import (
+from tests.certify.broken._sqlite_base import (
     SqliteSinkConnector,
     SqliteSinkTask,
     SqliteSourceConnector,
     SqliteSourceTask,
 )
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 
 class SlowSourceTask(SqliteSourceTask):

@@ -15,9 +15,9 @@ from typing_extensions import override
 from cdk import OffsetAndMetadata, SinkRecord, SinkTask, TopicPartition
 from reference_connectors.filestream import FileStreamSinkConnector, FileStreamSinkTask
 from reference_connectors.filestream.certify import FileStreamSinkDriver
-from reference_connectors.sqlite import SqliteSourceConnector
-from reference_connectors.sqlite._config import TASK_TABLES
-from reference_connectors.sqlite.certify import SqliteSourceDriver
+from tests.certify.broken._sqlite_base import SqliteSourceConnector
+from tests.certify.broken._sqlite_base._config import TASK_TABLES
+from tests.certify.broken._sqlite_base.certify import SqliteSourceDriver
 
 
 # ------------------------------------------------------------------------------------- RBL-01

@@ -27,14 +27,14 @@ from cdk import (
     Struct,
 )
 from harness import SinkDriver, SourceDriver
-from reference_connectors.sqlite import (
+from tests.certify.broken._sqlite_base import (
     SqliteSinkConnector,
     SqliteSinkTask,
     SqliteSourceConnector,
     SqliteSourceTask,
 )
-from reference_connectors.sqlite._types import ColumnType, Kind
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base._types import ColumnType, Kind
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 # ------------------------------------------------------------------------------------- SCH-01
 
