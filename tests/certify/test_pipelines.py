@@ -1,5 +1,6 @@
 """The Spark pipeline checks (OFF-10..12): skipped outside --runtime spark, passed by the
-SQLite reference connectors on local[2], failed by broken connectors.
+baseline SQLite connectors (tests/certify/broken/_sqlite_base) on local[2], failed by broken
+connectors.
 """
 
 from __future__ import annotations

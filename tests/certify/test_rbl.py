@@ -38,8 +38,8 @@ EXPECTED_NOT_VERIFIED = {
     "drivers",
     [
         [FileStreamSourceDriver, FileStreamSinkDriver],
-        # The SQLite connectors pass every check in test_certify_reference.py (full runs, embedded
-        # and testcontainers); here the FileStream ones, which skip different checks.
+        # The SQL connectors pass every check in test_certify_sql.py and test_certify_reference.py
+        # (full runs: embedded, testcontainers); here the FileStream ones, which skip different checks.
     ],
     ids=["filestream"],
 )

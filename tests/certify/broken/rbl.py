@@ -1,7 +1,7 @@
 """Connectors with rebalance defects, one per RBL check, and their drivers.
 
-The source ones are small subclasses of the SQLite reference source (several tables, so tasks
-have work to split); the sink one is a FileStream sink that buffers its records.
+The source ones are small subclasses of the baseline SQLite source (``_sqlite_base``: several
+tables, so tasks have work to split); the sink one is a FileStream sink that buffers its records.
 """
 
 from __future__ import annotations

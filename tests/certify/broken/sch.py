@@ -1,7 +1,7 @@
 """Connectors with schema defects, one per SCH check, and their drivers.
 
-Each is a small subclass of a SQLite reference connector that gets one thing about schemas
-wrong; its driver is the reference driver pointed at it.
+Each is a small subclass of a baseline SQLite connector (``_sqlite_base``) that gets one thing
+about schemas wrong; its driver is the baseline driver pointed at it.
 """
 
 from __future__ import annotations
