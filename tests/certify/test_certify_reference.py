@@ -91,8 +91,9 @@ DISTRIBUTED_IDS = ("OFF-09", "RST-06", "RBL-05", "RBL-06")
 
 
 # The distributed checks run one at a time (they share the cluster and kill its workers), one to
-# three minutes each on a loaded 2-core machine: this run holds only them (the full embedded run
-# in test_certify_sql.py covers the rest), both drivers, on the 2-worker standalone cluster the run starts.
+# three minutes each on a loaded 2-core machine: this run holds only them (the full embedded
+# run in test_certify_sql.py covers the rest), both drivers, on the 2-worker standalone
+# cluster the run starts.
 @pytest.mark.slow
 @pytest.mark.xdist_group("spark-certify")  # one Spark cluster at a time on a worker
 @pytest.mark.timeout(2460)
@@ -102,9 +103,7 @@ def test_certify_distributed_passes_the_sql_reference_connectors(tmp_path: Path)
     proc, summary = _certify(tmp_path, "--runtime", "distributed", "--only", only, timeout=2400)
     results = {(c["id"], c["subject"]): c for c in summary["checks"]}
     explain = json.dumps(summary["checks"], indent=1)[:6000] + proc.stderr[-3000:]
-    assert set(results) == {
-        (i, s) for i in DISTRIBUTED_IDS for s in SUBJECTS
-    }, explain
+    assert set(results) == {(i, s) for i in DISTRIBUTED_IDS for s in SUBJECTS}, explain
     assert all(c["outcome"] == "passed" for c in results.values()), explain
     # every required check passed; --only leaves the others out: INCOMPLETE, exit status 3
     assert proc.returncode == 3, explain

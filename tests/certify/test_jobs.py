@@ -32,9 +32,9 @@ from harness.certify import (
 )
 from harness.certify._isolate import may_start, run_order
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
-from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import rst as broken
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 CDK = Path(sys.executable).with_name("cdk")
 SQL = Path(__file__).resolve().parents[2] / "reference_connectors" / "sql"

@@ -12,9 +12,9 @@ import pytest
 
 from harness import ConnectorDriver
 from harness.certify import Outcome, certify
-from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import pipelines as broken
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.spark.conftest import SPARK_GROUP
 from tests.spark.conftest import spark as spark  # the shared local[2] session fixture
 
