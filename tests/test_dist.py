@@ -54,7 +54,7 @@ def test_the_wheel_of_make_dist_installs_with_the_certify_extra_and_works(tmp_pa
     version = run(cdk_bin, "--version", env=env)
     assert version.stdout.strip() == f"cdk {cdk.__version__}", version.stderr
     plugins = run(cdk_bin, "plugins", "--type", "sink", env=env)
-    assert "reference_connectors.sqlite.SqliteSinkConnector" in plugins.stdout, plugins.stderr
+    assert "reference_connectors.sql.SqliteSinkConnector" in plugins.stdout, plugins.stderr
     # what the certify extra brings: the checks' dependencies import in the new environment
     imports = run(venv / "bin" / "python", "-c", "import fastavro, hypothesis", env=env)
     assert imports.returncode == 0, imports.stderr

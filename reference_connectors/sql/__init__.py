@@ -14,7 +14,10 @@ from reference_connectors.sql._sink_config import SINK_CONFIG_DEF
 from reference_connectors.sql._source import SqlSourceConnector, SqlSourceTask
 from reference_connectors.sql._source_config import SOURCE_CONFIG_DEF, VERSION
 from reference_connectors.sql._sqlite import (
+    SQLITE_SINK_CONFIG_DEF,
     SQLITE_SOURCE_CONFIG_DEF,
+    SqliteSinkConnector,
+    SqliteSinkTask,
     SqliteSourceConnector,
     SqliteSourceTask,
 )
@@ -28,8 +31,11 @@ __all__ = [
     "SINK_CONFIG_DEF",
     "SqlSourceConnector",
     "SqlSourceTask",
+    "SqliteSinkConnector",
+    "SqliteSinkTask",
     "SqliteSourceConnector",
     "SqliteSourceTask",
     "SOURCE_CONFIG_DEF",
+    "SQLITE_SINK_CONFIG_DEF",
     "SQLITE_SOURCE_CONFIG_DEF",
 ]

@@ -21,7 +21,7 @@ import logging
 import threading
 import zoneinfo
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from typing_extensions import override
 
@@ -72,8 +72,8 @@ log = logging.getLogger(__name__)
 _REPORT_TIMEOUT_S = 60.0
 
 
-def _parse(props: dict[str, str]) -> AbstractConfig:
-    config = AbstractConfig(SINK_CONFIG_DEF, props)
+def _parse(props: dict[str, str], config_def: ConfigDef = SINK_CONFIG_DEF) -> AbstractConfig:
+    config = AbstractConfig(config_def, props)
     for key, message in sink_config_problems(config.values()):
         raise ConfigException(key, config.get(key), message)
     return config
@@ -91,7 +91,7 @@ class SqlSinkConnector(SinkConnector):
 
     @override
     def config(self) -> ConfigDef:
-        return SINK_CONFIG_DEF
+        return self.task_class().config_def
 
     @override
     def validate(self, props: dict[str, str]) -> Config:
@@ -101,11 +101,11 @@ class SqlSinkConnector(SinkConnector):
 
     @override
     def start(self, props: dict[str, str]) -> None:
-        _parse(props)
+        _parse(props, self.config())
         self._props = dict(props)
 
     @override
-    def task_class(self) -> type[SinkTask]:
+    def task_class(self) -> type[SqlSinkTask]:
         return SqlSinkTask
 
     @override
@@ -122,7 +122,7 @@ class SqlSinkConnector(SinkConnector):
     ) -> bool:
         # The offsets in the database win over the consumer group's at the next start: change
         # them too (the framework changes the group's), so that both say the same.
-        config = _parse(props)
+        config = _parse(props, self.config())
         settings = ConnectionSettings.from_values(config.values())
         engine = connect_engine(settings, config)
         table = OffsetsTable(Dialect.of(engine), props.get("name", ""))
@@ -139,7 +139,13 @@ class SqlSinkConnector(SinkConnector):
 
 
 class SqlSinkTask(SinkTask):
-    """Writes each batch and its offsets in one transaction: all of it, or none of it."""
+    """Writes each batch and its offsets in one transaction: all of it, or none of it.
+
+    Attributes:
+        config_def: the task's configuration (a subclass may change defaults).
+    """
+
+    config_def: ClassVar[ConfigDef] = SINK_CONFIG_DEF
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -159,7 +165,7 @@ class SqlSinkTask(SinkTask):
 
     @override
     def start(self, props: dict[str, str]) -> None:
-        config = _parse(props)
+        config = _parse(props, self.config_def)
         self._settings = ConnectionSettings.from_values(config.values())
         self._table_format = config.get_string(TABLE_NAME_FORMAT)
         self._batch_size = config.get_int(BATCH_SIZE)

@@ -1,8 +1,9 @@
-"""Done-when: `cdk certify` passes the SQLite reference connectors, on the embedded broker and on
-a Kafka in a container, and writes the bundle.
+"""Done-when: `cdk certify` passes the SQL reference connectors (on SQLite) on a Kafka in a
+container and on the distributed runtime, and writes the bundle.
 
-Both runs are the real CLI as a subprocess running every suite, so they are the slowest tests of
-the kit (a few minutes each); the per-suite tests pin each check against broken connectors.
+The full run on the embedded broker is test_certify_sql.py's (one per dialect). These runs are
+the real CLI as a subprocess, so they are among the slowest tests of the kit (minutes each); the
+per-suite tests pin each check against broken connectors.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PROJECT = REPO / "reference_connectors" / "sqlite"
+PROJECT = REPO / "reference_connectors" / "sql"
+SUBJECTS = ("SqlSourceDriver", "SqlSinkDriver")
 CDK = [sys.executable, "-c", "import sys; from cdk.cli import main; main(sys.argv[1:])"]
 
 
@@ -31,7 +33,7 @@ def _certify(
         text=True,
         timeout=timeout,
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": str(REPO), "CDK_SQL_DIALECT": "sqlite"},
     )
     summary_file = report / "summary.json"
     assert summary_file.exists(), (
@@ -55,7 +57,7 @@ def _check_passing_run(proc: subprocess.CompletedProcess[str], summary: dict, re
     for suite in ("CFG", "SCH", "OFF", "RST", "RBL", "ERR", "DOC", "PKG", "PRF"):
         assert any(i.startswith(suite + "-") for i in ids), f"no {suite} check ran: {sorted(ids)}"
     subjects = {c["subject"] for c in summary["checks"]}
-    assert {"SqliteSourceDriver", "SqliteSinkDriver"} <= subjects
+    assert set(SUBJECTS) <= subjects
     skipped = [c for c in summary["checks"] if c["outcome"] == "skipped"]
     assert all(c["message"] for c in skipped), skipped
     passed = sum(1 for c in summary["checks"] if c["outcome"] == "passed")
@@ -72,18 +74,6 @@ def _check_passing_run(proc: subprocess.CompletedProcess[str], summary: dict, re
     assert str(report / "report.html") in proc.stdout, "the CLI does not say where the report is"
 
 
-# pytest's 300 s limit per test is too close for a full run (about 210 s) next to other workers:
-# the run's own timeout bounds it, with a minute to spare for reading the report.
-@pytest.mark.slow
-@pytest.mark.timeout(960)
-def test_certify_passes_the_sqlite_reference_connectors_on_the_embedded_broker(
-    tmp_path: Path,
-) -> None:
-    proc, summary = _certify(tmp_path, timeout=900)
-    _check_passing_run(proc, summary, tmp_path / "report")
-    assert summary["environment"]["kafka"] == "embedded"
-
-
 @pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.xdist_group("exclusive")  # one Docker engine on the machine
@@ -91,7 +81,7 @@ def test_certify_passes_the_sqlite_reference_connectors_on_the_embedded_broker(
 @pytest.mark.skipif(
     shutil.which("dockerd") is None, reason="dockerd is not installed (.ci/run installs docker.io)"
 )
-def test_certify_passes_the_sqlite_reference_connectors_on_testcontainers(tmp_path: Path) -> None:
+def test_certify_passes_the_sql_reference_connectors_on_testcontainers(tmp_path: Path) -> None:
     proc, summary = _certify(tmp_path, "--kafka", "testcontainers", timeout=1200)
     _check_passing_run(proc, summary, tmp_path / "report")
     assert summary["environment"]["kafka"] == "testcontainers"
@@ -101,20 +91,19 @@ DISTRIBUTED_IDS = ("OFF-09", "RST-06", "RBL-05", "RBL-06")
 
 
 # The distributed checks run one at a time (they share the cluster and kill its workers), one to
-# three minutes each on a loaded 2-core machine: this run holds only them (the full embedded run
-# above covers the rest), both drivers, on the 2-worker standalone cluster the run starts.
+# three minutes each on a loaded 2-core machine: this run holds only them (the full embedded
+# run in test_certify_sql.py covers the rest), both drivers, on the 2-worker standalone
+# cluster the run starts.
 @pytest.mark.slow
 @pytest.mark.xdist_group("spark-certify")  # one Spark cluster at a time on a worker
 @pytest.mark.timeout(2460)
-def test_certify_distributed_passes_the_sqlite_reference_connectors(tmp_path: Path) -> None:
+def test_certify_distributed_passes_the_sql_reference_connectors(tmp_path: Path) -> None:
     pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
     only = ",".join(DISTRIBUTED_IDS)
     proc, summary = _certify(tmp_path, "--runtime", "distributed", "--only", only, timeout=2400)
     results = {(c["id"], c["subject"]): c for c in summary["checks"]}
     explain = json.dumps(summary["checks"], indent=1)[:6000] + proc.stderr[-3000:]
-    assert set(results) == {
-        (i, s) for i in DISTRIBUTED_IDS for s in ("SqliteSourceDriver", "SqliteSinkDriver")
-    }, explain
+    assert set(results) == {(i, s) for i in DISTRIBUTED_IDS for s in SUBJECTS}, explain
     assert all(c["outcome"] == "passed" for c in results.values()), explain
     # every required check passed; --only leaves the others out: INCOMPLETE, exit status 3
     assert proc.returncode == 3, explain

@@ -13,9 +13,9 @@ import pytest
 from harness import ConnectorDriver
 from harness.certify import Outcome
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import cfg as broken
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 CFG_IDS = [f"CFG-0{n}" for n in range(1, 9)]
 

@@ -14,9 +14,9 @@ import pytest
 
 from harness import ConnectorDriver
 from harness.certify import Outcome, certify
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import dist as broken
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 DIST_IDS = ["OFF-09", "RST-06", "RBL-05", "RBL-06"]
 

@@ -1,9 +1,9 @@
 """The DOC and PKG suites prove themselves on real project directories.
 
-The correct projects: the SQLite reference connectors (reference_connectors/sqlite, a project of
-its own) and the FileStream demo (tests/certify/projects/filestream_demo). Each broken variant of
-the demo changes one thing and fails exactly the check about it. Wheel builds take seconds each:
-there are four (SQLite, and the three PKG variants).
+The correct projects: the SQL reference connectors (reference_connectors/sql, a project of its
+own) and the FileStream demo (tests/certify/projects/filestream_demo). Each broken variant of the
+demo changes one thing and fails exactly the check about it. Wheel builds take seconds each:
+there are four (SQL, and the three PKG variants).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from harness.certify import CertificationRun, Outcome, Project
 from tests.certify import _support
 from tests.certify.broken import doc as broken
 
-SQLITE = Path(__file__).resolve().parents[2] / "reference_connectors" / "sqlite"
+SQL = Path(__file__).resolve().parents[2] / "reference_connectors" / "sql"
 DOC_IDS = ["DOC-01", "DOC-02", "DOC-03", "DOC-04"]
 PKG_IDS = ["PKG-01", "PKG-02", "PKG-03"]
 
@@ -40,12 +40,12 @@ def test_demo_project_passes_doc(kafka_bootstrap: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_sqlite_project_passes_doc_and_pkg(kafka_bootstrap: str, tmp_path: Path) -> None:
-    run = _run(SQLITE, ["DOC", "PKG"], kafka_bootstrap, tmp_path)
+def test_sql_project_passes_doc_and_pkg(kafka_bootstrap: str, tmp_path: Path) -> None:
+    run = _run(SQL, ["DOC", "PKG"], kafka_bootstrap, tmp_path)
     assert sorted({r.id for r in run.results}) == DOC_IDS + PKG_IDS
     for result in run.results:
         _support.assert_outcome(run, result.id, Outcome.PASSED)
-    assert not (SQLITE / "build").exists(), "the wheel build must not write into the project"
+    assert not (SQL / "build").exists(), "the wheel build must not write into the project"
 
 
 def test_hidden_required_key_fails_doc01(kafka_bootstrap: str, tmp_path: Path) -> None:

@@ -34,8 +34,8 @@ EXPECTED_NOT_VERIFIED = {
 
 
 def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
-    # The SQLite connectors pass every check in test_certify_reference.py (full runs, embedded
-    # and testcontainers); here the FileStream ones.
+    # The SQL connectors pass every check in test_certify_sql.py and test_certify_reference.py
+    # (full runs: embedded, testcontainers); here the FileStream ones.
     drivers: list[type[ConnectorDriver]] = [
         FileStreamSourceDriver,
         FileStreamSinkDriver,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -31,12 +32,12 @@ from harness.certify import (
 )
 from harness.certify._isolate import may_start, run_order
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import rst as broken
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 CDK = Path(sys.executable).with_name("cdk")
-SQLITE = Path(__file__).resolve().parents[2] / "reference_connectors" / "sqlite"
+SQL = Path(__file__).resolve().parents[2] / "reference_connectors" / "sql"
 #: Quick checks of each kind: in process, on Kafka against sources and sinks, once per project
 #: (PKG's three share one wheel build), and two exclusive ones (ERR-04 is not verified on the
 #: session broker, an existing cluster that cannot be stalled; PRF-02 measures).
@@ -49,7 +50,7 @@ def _cli(kafka: str, report: Path, *args: str) -> tuple[subprocess.CompletedProc
             [
                 str(CDK),
                 "certify",
-                str(SQLITE),
+                str(SQL),
                 "--kafka",
                 kafka,
                 "--report-dir",
@@ -60,6 +61,7 @@ def _cli(kafka: str, report: Path, *args: str) -> tuple[subprocess.CompletedProc
             text=True,
             timeout=300,
             check=False,
+            env={**os.environ, "CDK_SQL_DIALECT": "sqlite"},
         )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"cdk certify did not exit within 300s; output so far:\n{exc.stdout!r}")
@@ -84,13 +86,13 @@ def test_jobs_3_gives_the_outcomes_order_and_verdict_of_jobs_1(
     assert parallel.returncode == serial.returncode == 3, output  # INCOMPLETE: --only
     assert summary["verdict"] == serial_summary["verdict"], output
     # the report lists the checks in plan order, whatever order they ended in
-    planned = plan(Project.load(SQLITE), SUBSET.split(","))
+    planned = plan(Project.load(SQL), SUBSET.split(","))
     assert [(c["id"], c["subject"]) for c in summary["checks"]] == [
-        (c.id, d.__name__ if not c.per_project else "cdk-sqlite-connector") for c, d, _ in planned
+        (c.id, d.__name__ if not c.per_project else "cdk-sql-connector") for c, d, _ in planned
     ]
     found = {(c["id"], c["subject"]): c for c in summary["checks"]}
-    assert found[("ERR-04", "SqliteSourceDriver")]["outcome"] == "not verified", output
-    assert {found[("PKG-0" + n, "cdk-sqlite-connector")]["outcome"] for n in "123"} == {"passed"}
+    assert found[("ERR-04", "SqlSourceDriver")]["outcome"] == "not verified", output
+    assert {found[("PKG-0" + n, "cdk-sql-connector")]["outcome"] for n in "123"} == {"passed"}
     # the terminal: one whole line per check, numbered in the order they ended
     lines = [line for line in parallel.stdout.splitlines() if re.match(r"\[\s*\d+/", line)]
     total = len(planned)

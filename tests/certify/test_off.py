@@ -25,8 +25,9 @@ SINK_IDS = ["OFF-05", "OFF-06", "OFF-07", "OFF-08"]
     "drivers",
     [
         pytest.param((FileStreamSourceDriver, FileStreamSinkDriver), id="filestream"),
-        # The SQLite connectors pass every check in test_certify_reference.py (full runs, embedded
-        # and testcontainers); here the FileStream ones, which skip different checks.
+        # The SQL connectors pass every check in test_certify_sql.py and
+        # test_certify_reference.py (full runs: embedded, testcontainers); here the FileStream
+        # ones, which skip different checks.
     ],
 )
 def test_correct_connectors_pass(

@@ -1,5 +1,6 @@
 """The Spark pipeline checks (OFF-10..12): skipped outside --runtime spark, passed by the
-SQLite reference connectors on local[2], failed by broken connectors.
+baseline SQLite connectors (tests/certify/broken/_sqlite_base) on local[2], failed by broken
+connectors.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import pytest
 
 from harness import ConnectorDriver
 from harness.certify import Outcome, certify
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import pipelines as broken
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 from tests.spark.conftest import SPARK_GROUP
 from tests.spark.conftest import spark as spark  # the shared local[2] session fixture
 

@@ -26,8 +26,8 @@ METRICS = {
 # It measures throughput and latency and asserts thresholds are met: not next to the heaviest tests.
 @pytest.mark.xdist_group("exclusive")
 def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
-    # The SQLite connectors pass every check in test_certify_reference.py (full runs, embedded
-    # and testcontainers); here the FileStream ones.
+    # The SQL connectors pass every check in test_certify_sql.py and test_certify_reference.py
+    # (full runs: embedded, testcontainers); here the FileStream ones.
     drivers: list[type[ConnectorDriver]] = [
         FileStreamSourceDriver,
         FileStreamSinkDriver,

@@ -28,8 +28,9 @@ RST_IDS = [f"RST-0{n}" for n in range(1, 6)]
     "drivers",
     [
         [FileStreamSourceDriver, FileStreamSinkDriver],
-        # The SQLite connectors pass every check in test_certify_reference.py (full runs, embedded
-        # and testcontainers); here the FileStream ones, which skip different checks.
+        # The SQL connectors pass every check in test_certify_sql.py and
+        # test_certify_reference.py (full runs: embedded, testcontainers); here the FileStream
+        # ones, which skip different checks.
     ],
     ids=["filestream"],
 )

@@ -29,8 +29,9 @@ SINK_IDS = ["SCH-02", "SCH-03", "SCH-04", "SCH-06", "SCH-07", "SCH-08"]
 
 
 def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
-    # The SQLite connectors pass every check in test_certify_reference.py (full runs, embedded
-    # and testcontainers); here the FileStream ones, which skip different checks.
+    # The SQL connectors pass every check in test_certify_sql.py and
+    # test_certify_reference.py (full runs: embedded, testcontainers); here the FileStream
+    # ones, which skip different checks.
     drivers: list[type[ConnectorDriver]] = [
         FileStreamSourceDriver,
         FileStreamSinkDriver,

@@ -95,7 +95,7 @@ def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
         ],
         [
             "sink",
-            "reference_connectors.sqlite.SqliteSinkConnector",
+            "reference_connectors.sql.SqliteSinkConnector",
             "0.1.0",
             "SqliteSink, SqliteSinkConnector",
         ],

@@ -18,8 +18,8 @@ from typing import ClassVar
 from typing_extensions import override
 
 from cdk import ConnectException, SourceTask
-from reference_connectors.sqlite._source import SqliteSourceConnector, SqliteSourceTask
-from reference_connectors.sqlite.certify import SqliteSourceDriver
+from tests.certify.broken._sqlite_base._source import SqliteSourceConnector, SqliteSourceTask
+from tests.certify.broken._sqlite_base.certify import SqliteSourceDriver
 from tests.certify.broken.off import IgnoresOffsetsDriver
 from tests.certify.broken.rbl import OneTaskDriver
 

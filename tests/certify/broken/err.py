@@ -32,13 +32,13 @@ from reference_connectors.filestream import (
     FileStreamSourceTask,
 )
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
-from reference_connectors.sqlite import (
+from tests.certify.broken._sqlite_base import (
     SqliteSinkConnector,
     SqliteSinkTask,
     SqliteSourceConnector,
     SqliteSourceTask,
 )
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 log = logging.getLogger(__name__)
 

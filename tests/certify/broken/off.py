@@ -59,8 +59,8 @@ from reference_connectors.filestream._source import (
     FileStreamSourceTask,
 )
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
-from reference_connectors.sqlite._source import SqliteSourceConnector, SqliteSourceTask
-from reference_connectors.sqlite.certify import SqliteSourceDriver
+from tests.certify.broken._sqlite_base._source import SqliteSourceConnector, SqliteSourceTask
+from tests.certify.broken._sqlite_base.certify import SqliteSourceDriver
 
 log = logging.getLogger(__name__)
 

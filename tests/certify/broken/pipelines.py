@@ -19,9 +19,9 @@ from typing_extensions import override
 
 from cdk import SinkRecord, SinkTask, SourceRecord, SourceTask
 from cdk.api import OffsetAndMetadata, TopicPartition
-from reference_connectors.sqlite._sink import SqliteSinkConnector, SqliteSinkTask
-from reference_connectors.sqlite._source import SqliteSourceConnector, SqliteSourceTask
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base._sink import SqliteSinkConnector, SqliteSinkTask
+from tests.certify.broken._sqlite_base._source import SqliteSourceConnector, SqliteSourceTask
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 __all__ = ["DestructiveReadDriver", "LazySinkDriver"]
 

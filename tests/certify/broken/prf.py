@@ -1,7 +1,7 @@
 """Slow connectors for the PRF checks (which fail them through configured thresholds).
 
-They are correct, only slow: subclasses of the SQLite reference connectors that wait where a
-real connector might do a slow round trip per batch or per record.
+They are correct, only slow: subclasses of the baseline SQLite connectors (``_sqlite_base``)
+that wait where a real connector might do a slow round trip per batch or per record.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from typing import ClassVar
 from typing_extensions import override
 
 from cdk import SinkRecord, SinkTask, SourceRecord, SourceTask
-from reference_connectors.sqlite import (
+from tests.certify.broken._sqlite_base import (
     SqliteSinkConnector,
     SqliteSinkTask,
     SqliteSourceConnector,
     SqliteSourceTask,
 )
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 
 class SlowSourceTask(SqliteSourceTask):

@@ -1,7 +1,7 @@
 """Connectors with rebalance defects, one per RBL check, and their drivers.
 
-The source ones are small subclasses of the SQLite reference source (several tables, so tasks
-have work to split); the sink one is a FileStream sink that buffers its records.
+The source ones are small subclasses of the baseline SQLite source (``_sqlite_base``: several
+tables, so tasks have work to split); the sink one is a FileStream sink that buffers its records.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing_extensions import override
 from cdk import OffsetAndMetadata, SinkRecord, SinkTask, TopicPartition
 from reference_connectors.filestream import FileStreamSinkConnector, FileStreamSinkTask
 from reference_connectors.filestream.certify import FileStreamSinkDriver
-from reference_connectors.sqlite import SqliteSourceConnector
-from reference_connectors.sqlite._config import TASK_TABLES
-from reference_connectors.sqlite.certify import SqliteSourceDriver
+from tests.certify.broken._sqlite_base import SqliteSourceConnector
+from tests.certify.broken._sqlite_base._config import TASK_TABLES
+from tests.certify.broken._sqlite_base.certify import SqliteSourceDriver
 
 
 # ------------------------------------------------------------------------------------- RBL-01

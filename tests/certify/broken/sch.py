@@ -1,7 +1,7 @@
 """Connectors with schema defects, one per SCH check, and their drivers.
 
-Each is a small subclass of a SQLite reference connector that gets one thing about schemas
-wrong; its driver is the reference driver pointed at it.
+Each is a small subclass of a baseline SQLite connector (``_sqlite_base``) that gets one thing
+about schemas wrong; its driver is the baseline driver pointed at it.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from cdk import (
     Struct,
 )
 from harness import SinkDriver, SourceDriver
-from reference_connectors.sqlite import (
+from tests.certify.broken._sqlite_base import (
     SqliteSinkConnector,
     SqliteSinkTask,
     SqliteSourceConnector,
     SqliteSourceTask,
 )
-from reference_connectors.sqlite._types import ColumnType, Kind
-from reference_connectors.sqlite.certify import SqliteSinkDriver, SqliteSourceDriver
+from tests.certify.broken._sqlite_base._types import ColumnType, Kind
+from tests.certify.broken._sqlite_base.certify import SqliteSinkDriver, SqliteSourceDriver
 
 # ------------------------------------------------------------------------------------- SCH-01
 

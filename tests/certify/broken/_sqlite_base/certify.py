@@ -1,6 +1,7 @@
-"""Certification drivers: what ``cdk certify`` needs to know about the SQLite databases.
+"""Certification drivers of the baseline SQLite connectors (a test fixture).
 
-``pyproject.toml`` names them under ``[tool.cdk] drivers``. Each driver owns one database file in
+The certify-suite tests build projects from them (``tests.certify._support.project_for``), and the
+broken variants subclass them with a broken connector. Each driver owns one database file in
 its working directory:
 
 - :class:`SqliteSourceDriver` writes rows into tables ``t0`` .. ``t3`` (one per input stream),
@@ -30,10 +31,10 @@ from typing import Any, ClassVar
 
 from cdk import Connector
 from harness import Delivery, SinkDriver, SourceDriver
-from reference_connectors.sqlite._config import quote
-from reference_connectors.sqlite._sink import SqliteSinkConnector
-from reference_connectors.sqlite._source import SqliteSourceConnector
-from reference_connectors.sqlite._types import column_type, format_timestamp
+from tests.certify.broken._sqlite_base._config import quote
+from tests.certify.broken._sqlite_base._sink import SqliteSinkConnector
+from tests.certify.broken._sqlite_base._source import SqliteSourceConnector
+from tests.certify.broken._sqlite_base._types import column_type, format_timestamp
 
 __all__ = ["SqliteSinkDriver", "SqliteSourceDriver"]
 

@@ -36,7 +36,7 @@ from cdk import (
     Struct,
     TopicPartition,
 )
-from reference_connectors.sqlite._config import (
+from tests.certify.broken._sqlite_base._config import (
     AUTO_CREATE,
     AUTO_EVOLVE,
     BATCH_SIZE,
@@ -56,7 +56,7 @@ from reference_connectors.sqlite._config import (
     sink_config_problems,
     translate_error,
 )
-from reference_connectors.sqlite._types import (
+from tests.certify.broken._sqlite_base._types import (
     ColumnType,
     column_type,
     column_type_for,

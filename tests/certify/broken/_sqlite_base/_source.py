@@ -35,7 +35,7 @@ from cdk import (
     Struct,
     group_partitions,
 )
-from reference_connectors.sqlite._config import (
+from tests.certify.broken._sqlite_base._config import (
     BATCH_MAX_ROWS,
     CONNECTION_URL,
     INCREMENTING_COLUMN,
@@ -53,7 +53,7 @@ from reference_connectors.sqlite._config import (
     quote,
     translate_error,
 )
-from reference_connectors.sqlite._types import ColumnType, Kind, column_type
+from tests.certify.broken._sqlite_base._types import ColumnType, Kind, column_type
 
 __all__ = ["SqliteSourceConnector", "SqliteSourceTask"]
 
