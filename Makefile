@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PIP    := $(BIN)/python -m pip
 
-.PHONY: help venv demo reference quickstart dist test lint typecheck unit bench docs clean
+.PHONY: help venv demo reference quickstart dist test test-spark lint typecheck unit bench docs clean
 
 help:
 	@echo "make demo   - set up .venv and run the main job on the embedded default: cdk new a"
@@ -17,6 +17,7 @@ help:
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
 	@echo "make test   - set up .venv and run the linters, the type checker, the docs build and all tests"
 	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers; 0 runs them in one process)"
+	@echo "make test-spark - the tests that start Spark (JVMs, standalone clusters), skipped by make test"
 	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
 	@echo "make dist   - build the kit's sdist and wheel into $(DIST)/ (to install it elsewhere)"
 	@echo "make bench  - run the benchmarks in bench/ (not tests)"
@@ -79,6 +80,14 @@ PYTEST_ARGS ?=
 
 unit: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+# The tests that start Spark (local sessions, 2-worker standalone clusters, Spark pipelines,
+# cdk certify --runtime distributed|spark): `make test` skips them (tests/README.md says why).
+SPARK_TESTS := tests/spark tests/certify/test_dist.py tests/certify/test_pipelines.py \
+	tests/certify/test_certify_reference.py tests/cli/test_distributed_cli.py
+
+test-spark: $(STAMP)
+	CDK_TEST_SPARK=1 $(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS) $(SPARK_TESTS)
 
 # The Sphinx site (user guide, generated config references, checklist, API reference).
 # Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,

@@ -161,6 +161,7 @@ def start_connector(
         )
     tasks_max = _tasks_max(options.config)
     _validate(connector, options.config)
+    connector.initialize(_context(options, kind))
     try:
         connector.start(dict(options.config))
         configs = connector.task_configs(tasks_max)
@@ -187,3 +188,30 @@ def _tasks_max(config: Mapping[str, str]) -> int:
     if value < 1:
         raise ConfigException("tasks.max", raw, "Value must be at least 1")
     return value
+
+
+def _context(options: Options, kind: Literal["source", "sink"]) -> Any:
+    """The connector's context in a Spark query.
+
+    A query's task configs are fixed when it starts, so a reconfiguration request is logged (a
+    restarted query picks the change up); an error a connector raises from its own threads is
+    logged as such. A source connector sees no stored offsets: they live in Spark's checkpoint.
+    """
+    from cdk.runtime._contexts import WorkerSinkConnectorContext, WorkerSourceConnectorContext
+    from cdk.spark._datasource_tasks import _MapOffsetReader
+
+    name = options.connector_class
+
+    def reconfigure() -> None:
+        log.warning(
+            "Connector %s asked for new task configs; a Spark query keeps the task configs it "
+            "started with: restart the query to pick the change up",
+            name,
+        )
+
+    def error(exc: BaseException) -> None:
+        log.error("Connector %s reported an unrecoverable error: %s", name, exc)
+
+    if kind == "source":
+        return WorkerSourceConnectorContext(name, reconfigure, error, _MapOffsetReader({}))
+    return WorkerSinkConnectorContext(name, reconfigure, error)

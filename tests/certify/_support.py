@@ -31,6 +31,23 @@ def run_checks(
     )
 
 
+def embedded_results(run: CertificationRun) -> list[CheckResult]:
+    """The results of the checks that run in the embedded runtime.
+
+    The checks of the other runtimes (distributed mode, Spark pipelines) must be SKIPPED with the
+    reason that names the runtime they need; they are left out of what is returned.
+    """
+    from harness.certify._runner import NEEDS_DISTRIBUTED, NEEDS_SPARK_PIPELINES
+
+    out = []
+    for result in run.results:
+        if result.message in (NEEDS_DISTRIBUTED, NEEDS_SPARK_PIPELINES):
+            assert result.outcome is Outcome.SKIPPED, describe(run)
+        else:
+            out.append(result)
+    return out
+
+
 def describe(run: CertificationRun) -> str:
     """Every result on one line each (for assertion messages)."""
     return "\n".join(

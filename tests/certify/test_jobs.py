@@ -242,14 +242,18 @@ def test_one_job_keeps_the_plan_order_and_more_start_the_longest_first() -> None
     assert [(c.id, d.__name__) for _, c, d, _ in order if c.exclusive] == [
         ("ERR-04", "SqliteSourceDriver"),
         ("ERR-05", "SqliteSinkDriver"),
-        # the distributed checks share the Spark cluster and kill its workers
+        # the distributed checks share the Spark cluster and kill its workers; the Spark
+        # pipeline checks share the local session
         ("OFF-09", "SqliteSourceDriver"),
+        ("OFF-10", "SqliteSourceDriver"),
+        ("OFF-11", "SqliteSourceDriver"),
         ("RST-06", "SqliteSourceDriver"),
         ("RBL-05", "SqliteSourceDriver"),
         ("RBL-06", "SqliteSourceDriver"),
         ("PRF-01", "SqliteSourceDriver"),
         ("PRF-02", "SqliteSourceDriver"),
         ("OFF-09", "SqliteSinkDriver"),
+        ("OFF-12", "SqliteSinkDriver"),
         ("RST-06", "SqliteSinkDriver"),
         ("RBL-05", "SqliteSinkDriver"),
         ("RBL-06", "SqliteSinkDriver"),

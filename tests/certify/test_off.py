@@ -35,8 +35,9 @@ def test_correct_connectors_pass(
 ) -> None:
     project = _support.project_for(tmp_path, *drivers)
     run = _support.run_checks(project, ["OFF"], kafka_bootstrap, tmp_path)
-    assert len(run.results) == len(SOURCE_IDS) + len(SINK_IDS), _support.describe(run)
-    for result in run.results:
+    results = _support.embedded_results(run)
+    assert len(results) == len(SOURCE_IDS) + len(SINK_IDS), _support.describe(run)
+    for result in results:
         _support.assert_outcome(run, result.id, Outcome.PASSED, subject=result.subject)
     # the crash checks report the duplicates they counted
     metrics = {m.name for r in run.results for m in r.metrics}

@@ -39,8 +39,9 @@ def test_correct_connectors_pass(
 ) -> None:
     project = _support.project_for(tmp_path, *drivers)
     run = _support.run_checks(project, ["RST"], kafka_bootstrap, tmp_path)
-    assert len(run.results) == len(RST_IDS) * len(drivers), _support.describe(run)
-    for result in run.results:
+    results = _support.embedded_results(run)
+    assert len(results) == len(RST_IDS) * len(drivers), _support.describe(run)
+    for result in results:
         _support.assert_outcome(run, result.id, Outcome.PASSED, subject=result.subject)
 
 
