@@ -174,7 +174,9 @@ def test_unknown_connector_class_suggests_the_closest_names() -> None:
         "SqliteSourceConnector"
     ]
     # the same suffix alone does not make names close
-    assert plugins.suggestions("JdbcSourceConnector", connectors_only=True) == []
+    assert plugins.suggestions("MongoSourceConnector", connectors_only=True) == []
+    # the JDBC connector's short name finds the SQL source's alias
+    assert plugins.suggestions("JdbcSourceConnector", connectors_only=True) == ["JdbcSource"]
     assert plugins.suggestions("Nope", connectors_only=True) == []
     assert plugins.suggestions("JsonConvertor") == ["JsonConverter"]
     assert plugins.suggestions("JsonConvertor", connectors_only=True) == []

@@ -144,8 +144,12 @@ def test_cdk_certify_passes(project: Project, tmp_path: Path) -> None:
     expected = 0 if project.kind == "both" else 3
     assert result.returncode == expected, result.stdout[-6000:] + result.stderr[-2000:]
     summary = json.loads((report / "summary.json").read_text())
-    outcomes = {c["outcome"] for c in summary["checks"]}
-    assert outcomes == {"passed"}, outcomes  # nothing failed, nothing skipped
+    # nothing failed, nothing skipped but the checks of the other runtimes (distributed mode,
+    # Spark pipelines), skipped with the reason that names the runtime they need
+    other_runtime = [c for c in summary["checks"] if "needs --runtime" in c.get("message", "")]
+    assert {c["outcome"] for c in other_runtime} <= {"skipped"}, other_runtime
+    outcomes = {c["outcome"] for c in summary["checks"] if c not in other_runtime}
+    assert outcomes == {"passed"}, outcomes
     if project.kind == "both":
         assert summary["verdict"] == "CERTIFIABLE"
         assert len(summary["checks"]) >= 60
