@@ -93,7 +93,9 @@ class SqlSinkDriver(SinkDriver):
                 if table == OFFSETS_TABLE or table.startswith("sqlite_"):
                     continue
                 info = connection.execute(f"PRAGMA table_info({db.quote(table)})").fetchall()
-                rows = connection.execute(f"SELECT * FROM {db.quote(table)}").fetchall()
+                # by name: the sink may add a column between the two statements
+                listed = ", ".join(db.quote(str(row[1])) for row in info)
+                rows = connection.execute(f"SELECT {listed} FROM {db.quote(table)}").fetchall()
                 tables.append((info, rows))
         for info, rows in tables:
             columns = [str(row[1]) for row in info]
@@ -124,8 +126,11 @@ class SqlSinkDriver(SinkDriver):
                     continue
                 types = [from_reflected(family, info["type"]) for info in reflected]
                 converters = [t.converter(_UTC) if t is not None else _same for t in types]
+                # the reflected columns by name: the sink may add one (auto.evolve) between
+                # the reflection and the query; the next read sees it
+                listed = ", ".join(self.database.quote(name) for name in columns)
                 rows = connection.exec_driver_sql(
-                    f"SELECT * FROM {self.database.quote(table)}"
+                    f"SELECT {listed} FROM {self.database.quote(table)}"
                 ).fetchall()
                 for row in rows:
                     yield {
