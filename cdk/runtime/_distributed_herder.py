@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
 from cdk.runtime._config_secrets import secret_keys
-from cdk.runtime._herder_base import AbstractHerder, complete
+from cdk.runtime._herder_base import AbstractHerder
 from cdk.runtime._placement import TaskGeneration, TaskPlacement
 from cdk.runtime._status import (
     ConnectorTaskId,
@@ -100,7 +100,6 @@ class DistributedHerder(AbstractHerder):
         self._generations: dict[str, int] = {}
         #: the generation launched last per connector (absent: nothing launched)
         self._launched: dict[str, int] = {}
-        self._starts: dict[str, _Future[None]] = {}
         self._herder_thread: threading.Thread | None = None
 
     @property
@@ -340,36 +339,7 @@ class DistributedHerder(AbstractHerder):
             A future completed once it has started and its task configs were regenerated
             (written, and launched, when they changed or ``force_tasks``).
         """
-        self._starts.pop(name, None)
-        done: _Future[None] = _Future()
-        target = self._targets[name]
-        if target is TargetState.STOPPED:
-            self._status.put_connector(name, Status(State.STOPPED, self.worker_id))
-            done.set_result(None)
-            return done
-        try:
-            props = self._resolve(self._configs[name])
-        except ConnectException as exc:
-            self._fail_connector(name, exc)
-            done.set_result(None)
-            return done
-        started = self._worker.start_connector(name, props, self, target, wait=False)
-        self._starts[name] = started
-
-        def update_tasks() -> None:
-            try:
-                if self._starts.get(name) is started:
-                    self._reconfigure(name, force=force_tasks)
-            finally:
-                complete(done)
-
-        def on_started(_: _Future[None]) -> None:
-            scheduled = self._submit(update_tasks)
-            if scheduled is None:
-                complete(done)
-
-        started.add_done_callback(on_started)
-        return done
+        return self._start_connector_then(name, lambda: self._reconfigure(name, force=force_tasks))
 
     def _reconfigure(self, name: str, *, force: bool = False) -> None:
         """Regenerate the task configs; commit and relaunch when they changed (herder thread)."""

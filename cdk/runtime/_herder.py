@@ -24,9 +24,9 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
+from cdk.errors import AlreadyExistsException, NotFoundException
 from cdk.runtime._config_secrets import secret_keys
-from cdk.runtime._herder_base import AbstractHerder, complete
+from cdk.runtime._herder_base import AbstractHerder
 from cdk.runtime._offset_store import OffsetBackingStore
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
@@ -76,7 +76,6 @@ class StandaloneHerder(AbstractHerder):
             kafka_cluster_id=kafka_cluster_id,
         )
         #: The worker's start future of each connector: only the latest start updates the tasks.
-        self._starts: dict[str, _Future[None]] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -119,43 +118,13 @@ class StandaloneHerder(AbstractHerder):
             A future completed once the connector has started (or failed) and, if it runs,
             its task configs were generated and its tasks started.
         """
-        self._starts.pop(name, None)
-        done: _Future[None] = _Future()
-        target = self._targets[name]
-        if target is TargetState.STOPPED:
-            self._status.put_connector(name, Status(State.STOPPED, self.worker_id))
-            done.set_result(None)
-            return done
-        try:
-            props = self._resolve(self._configs[name])
-        except ConnectException as exc:
-            self._fail_connector(name, exc)
-            done.set_result(None)
-            return done
-        started = self._worker.start_connector(name, props, self, target, wait=False)
-        self._starts[name] = started
 
         def update_tasks() -> None:
-            try:
-                with self._lock:
-                    if not self._stopping and self._starts.get(name) is started:
-                        self._update_connector_tasks(name)
-            finally:
-                complete(done)
+            with self._lock:
+                if not self._stopping:
+                    self._update_connector_tasks(name)
 
-        def on_started(_: _Future[None]) -> None:
-            scheduled = self._submit(update_tasks)
-            if scheduled is None:
-                complete(done)
-            else:
-                scheduled.add_done_callback(_complete_if_cancelled)
-
-        def _complete_if_cancelled(future: _Future[None]) -> None:
-            if future.cancelled():  # the herder stopped before the update ran
-                complete(done)
-
-        started.add_done_callback(on_started)
-        return done
+        return self._start_connector_then(name, update_tasks)
 
     def _stop_tasks(self, name: str) -> None:
         ids = self._task_ids(name)

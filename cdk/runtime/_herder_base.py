@@ -107,6 +107,8 @@ class AbstractHerder(HerderOffsets):
         self._configs: dict[str, dict[str, str]] = {}
         self._targets: dict[str, TargetState] = {}
         self._task_configs: dict[str, list[dict[str, str]]] = {}
+        #: the connector starts in flight (the newest per connector; a replaced one is ignored)
+        self._starts: dict[str, _Future[None]] = {}
         self._secret_keys: dict[str, frozenset[str]] = {}
         self._ready = threading.Event()
         self._loggers = Loggers()
@@ -149,6 +151,10 @@ class AbstractHerder(HerderOffsets):
     def _set_target(self, name: str, target: TargetState) -> None:
         raise NotImplementedError
 
+    def request_task_reconfiguration(self, connector: str) -> None:
+        """Regenerate a running connector's task configs (its context asked for it)."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ properties
     @property
     def config(self) -> WorkerConfig:
@@ -166,6 +172,51 @@ class AbstractHerder(HerderOffsets):
         return self._ready.is_set()
 
     # ------------------------------------------------------------------ the herder thread
+    def _start_connector_then(self, name: str, update_tasks: Callable[[], None]) -> _Future[None]:
+        """Start the connector (lock held), then run ``update_tasks`` on the herder thread.
+
+        A STOPPED connector is only marked so; one whose config does not resolve is FAILED.
+        ``update_tasks`` runs only while this start is still the connector's newest.
+
+        Returns:
+            A future completed once the connector has started (or failed) and ``update_tasks``
+            ran, or the herder stopped before it could.
+        """
+        self._starts.pop(name, None)
+        done: _Future[None] = _Future()
+        target = self._targets[name]
+        if target is TargetState.STOPPED:
+            self._status.put_connector(name, Status(State.STOPPED, self.worker_id))
+            done.set_result(None)
+            return done
+        try:
+            props = self._resolve(self._configs[name])
+        except ConnectException as exc:
+            self._fail_connector(name, exc)
+            done.set_result(None)
+            return done
+        started = self._worker.start_connector(name, props, self, target, wait=False)
+        self._starts[name] = started
+
+        def run_update() -> None:
+            try:
+                if self._starts.get(name) is started:
+                    update_tasks()
+            finally:
+                complete(done)
+
+        def on_started(_: _Future[None]) -> None:
+            scheduled = self._submit(run_update)
+            if scheduled is None:
+                complete(done)
+            else:  # cancelled when the herder stops before the update ran
+                scheduled.add_done_callback(
+                    lambda future: complete(done) if future.cancelled() else None
+                )
+
+        started.add_done_callback(on_started)
+        return done
+
     def _submit(self, fn: Callable[[], None]) -> _Future[None] | None:
         """Run ``fn`` on the herder's background thread; None when the herder is stopping."""
         executor = self._executor
