@@ -18,8 +18,10 @@ import contextlib
 import importlib.util
 import logging
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -127,6 +129,32 @@ def _print_catalogue(checks: Sequence[Check], only: Sequence[str], skip: Sequenc
             notes.append("runs with no other check on Kafka")
         click.echo(f"  {c.id}  {c.title}  ({'; '.join(notes)})")
     click.echo(f"\n{len(shown)} check{'s' if len(shown) != 1 else ''}")
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so the run unwinds as it does on Ctrl-C."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """Turn SIGTERM into :class:`_Terminated` while the block runs.
+
+    Without it SIGTERM (a CI job cancelled, ``kill``) ends the process on the spot and what
+    the run started (the embedded broker, the Spark cluster's JVMs, the check processes) is left
+    running; raised as an exception, the ``finally`` blocks that stop them run.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager
@@ -384,7 +412,7 @@ def certify(
     workdir = Path(tempfile.mkdtemp(prefix="cdk-certify-"))
     try:
         try:
-            with _logging_to(log_level):
+            with _sigterm_unwinds(), _logging_to(log_level):
                 run = run_certification(
                     project,
                     kafka=kafka,
@@ -400,6 +428,13 @@ def certify(
                 )
         except ConnectException as exc:
             raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
+        except _Terminated:
+            click.echo(
+                "\ncdk certify: terminated (SIGTERM); the run's processes were stopped and no "
+                "report was written",
+                err=True,
+            )
+            click.get_current_context().exit(128 + signal.SIGTERM)
         tests = attached if attached is not None else _project_tests(project, workdir, run_tests)
         try:
             files = write_bundle(run, target, workdir=workdir, tests=tests, source=source)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,7 @@ import pytest
 
 from harness._docker import dockerd_installed, ping
 from harness.certify import Outcome, all_checks
+from tests._wait import wait_until
 from tests.certify._support import describe, project_for, run_checks
 
 CDK = Path(sys.executable).with_name("cdk")
@@ -357,3 +359,62 @@ def test_the_guides_example_drivers_pass(tmp_path: Path, kafka_bootstrap: str) -
         tmp_path,
     )
     assert [r.outcome for r in run.results] == [Outcome.PASSED] * 4, describe(run)
+
+
+def _descendants(pid: int) -> set[int]:
+    """The live processes below ``pid`` (children in sessions of their own included)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            parents[int(stat.parent.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads the process tree from /proc")
+def test_sigterm_stops_what_the_run_started(tmp_path: Path) -> None:
+    """SIGTERM mid-run (a cancelled CI job): the broker and the check processes stop with it."""
+    root = project(tmp_path, GOOD_PYPROJECT)
+    proc = subprocess.Popen(
+        [str(CDK), "certify", str(root), "--kafka", "embedded", "--jobs", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # a check has finished: the broker and a check process run
+            if " PASS  " in line or " FAIL  " in line:
+                break
+        started = _descendants(proc.pid)
+        assert started, "the run started no process"
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "terminated (SIGTERM)" in stderr
+    assert "Traceback" not in stderr
+    wait_until(
+        lambda: not any(_alive(pid) for pid in started),
+        30,
+        message=lambda: f"the run's processes to end: {[p for p in started if _alive(p)]}",
+    )
+    assert not (root / "certification-report").exists()
