@@ -126,8 +126,12 @@ class SparkProvider(abc.ABC):
         spark_home()
         from pyspark.sql import SparkSession
 
+        from cdk.spark._session import refuse_another_master
+
+        properties = {**self.spark_properties(), **conf}
+        refuse_another_master(properties["spark.master"])
         builder = SparkSession.builder.appName(app_name)
-        for key, value in {**self.spark_properties(), **conf}.items():
+        for key, value in properties.items():
             builder = builder.config(key, value)
         return builder.getOrCreate()
 

@@ -79,6 +79,27 @@ def session_settings(props: Mapping[str, Any]) -> dict[str, str]:
     return settings
 
 
+def refuse_another_master(master: str) -> None:
+    """Raise when this process already runs a SparkContext on another master.
+
+    A process holds one SparkContext, and ``getOrCreate`` hands back the running one whatever
+    master was asked for: the tasks would silently run there instead.
+
+    Raises:
+        ConnectException: naming both masters.
+    """
+    from pyspark import SparkContext
+
+    active = SparkContext._active_spark_context
+    running = active.master if active is not None else None
+    if running is not None and running != master:
+        raise ConnectException(
+            f"This process already runs a SparkSession on {running}, and a process holds one "
+            f"SparkContext: it cannot also start one on spark.master={master}. Stop that "
+            "session first, or run the driver in a process of its own."
+        )
+
+
 def build_session(props: Mapping[str, Any]) -> Any:
     """Start (or join) the process's SparkSession with :func:`session_settings`.
 
@@ -89,6 +110,7 @@ def build_session(props: Mapping[str, Any]) -> Any:
     from pyspark.sql import SparkSession
 
     settings = session_settings(props)
+    refuse_another_master(settings["spark.master"])
     os.environ.setdefault("PYSPARK_PYTHON", settings["spark.pyspark.python"])
     builder = SparkSession.builder
     for key, value in settings.items():

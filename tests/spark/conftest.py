@@ -1,4 +1,8 @@
-"""One local[2] SparkSession for the Spark pipeline tests (they share an xdist group)."""
+"""A local[2] SparkSession for the Spark pipeline tests, one per module.
+
+Per module, not per test session: a process holds one SparkContext, and a session left running
+would be handed to (or refuse) the next module that starts Spark on another master.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from cdk.spark import register, session_conf
 SPARK_GROUP = "spark-ds"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A local[2] session with the ``cdk`` format registered; stopped at the end."""
     from pyspark.sql import SparkSession

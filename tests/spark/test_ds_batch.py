@@ -95,3 +95,13 @@ def test_a_sink_connector_cannot_be_read(spark: Any) -> None:
 def test_missing_connector_class_is_named(spark: Any) -> None:
     with pytest.raises(Exception, match=r"connector\.class"):
         spark.read.format("cdk").option("file", "x").load()
+
+
+def test_a_session_on_another_master_is_refused_while_one_runs(spark: Any) -> None:
+    """getOrCreate would hand back the running local[2] session: distributed mode refuses."""
+    from cdk.errors import ConnectException
+    from cdk.spark._session import build_session
+
+    with pytest.raises(ConnectException, match=r"already runs a SparkSession on local\[2\]"):
+        build_session({"spark.master": "spark://127.0.0.1:7077"})
+    assert spark.sparkContext.master == "local[2]"  # still running

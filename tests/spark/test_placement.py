@@ -134,8 +134,10 @@ def test_source_generations_end_on_commit_and_resume_without_loss(cluster: Clust
     wait_until(
         lambda: all(len(seqs_by_stream(reader).get(s, ())) == bound for s in ("p0", "p1")),
         90,
-        message=lambda: f"every record of both streams up to {bound}: "
-        + ", ".join(f"{s}: {len(c)} to {max(c)}" for s, c in seqs_by_stream(reader).items()),
+        message=lambda: (
+            f"every record of both streams up to {bound}: "
+            + ", ".join(f"{s}: {len(c)} to {max(c)}" for s, c in seqs_by_stream(reader).items())
+        ),
     )
     final = drained(reader)
     for stream in ("p0", "p1"):
