@@ -203,6 +203,26 @@ class TopicReader:
         )
         return self.messages
 
+    def wait_for_keys(self, expected: Iterable[str], timeout: float = 60.0) -> Counter[str]:
+        """Wait until every key in ``expected`` was read (duplicates do not count towards it).
+
+        Returns:
+            :meth:`keys` then.
+        """
+        wanted = set(expected)
+
+        def missing() -> set[str]:
+            return wanted - set(self.keys())
+
+        def described() -> str:
+            left = sorted(missing(), key=lambda k: (len(k), k))
+            shown = ", ".join(left[:10]) + (" ..." if len(left) > 10 else "")
+            read = len(self.messages)
+            return f"every key on {self.topic}: {read} read, {len(left)} missing: {shown}"
+
+        wait_until(lambda: self.poll() and not missing(), timeout, 0.05, described)
+        return self.keys()
+
     def keys(self) -> Counter[str]:
         """How many times each (UTF-8 decoded, JSON-unwrapped if enveloped) key was read."""
         return Counter(decode_key(m.key) for m in self.messages)

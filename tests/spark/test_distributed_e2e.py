@@ -173,14 +173,8 @@ def test_a_killed_worker_task_is_rescheduled_and_every_record_arrives(
             return bool(task["state"] == "RUNNING" and task["worker_id"] != first)
 
         wait_until(moved, SPARK_TIMEOUT, 0.2, "the task RUNNING on the other worker")
-        reader.wait_for(2 * records, timeout=SPARK_TIMEOUT)
-        wait_until(
-            lambda: set(reader.keys()) >= set(all_keys(2, records)),
-            SPARK_TIMEOUT,
-            0.2,
-            "every record of both streams",
-        )
-        keys = reader.keys()
+        # by key: the duplicates would make a count of messages reach 2 * records early
+        keys = reader.wait_for_keys(all_keys(2, records), timeout=SPARK_TIMEOUT)
     duplicates = sum(keys.values()) - 2 * records
     assert set(keys) == set(all_keys(2, records))  # no loss
     # only what was produced after the last offset commit (300 ms at a few thousand records/s)
@@ -239,8 +233,7 @@ def test_tasks_max_one_two_one_loses_nothing(driver: Driver, kafka_bootstrap: st
         reader.wait_for(len(reader.messages) + 20, timeout=SPARK_TIMEOUT)
         herder.put_connector_config("src", {**config, "tasks.max": "1"})
         wait_states(worker, "src", "RUNNING", ["RUNNING"])
-        reader.wait_for(800, timeout=SPARK_TIMEOUT)
-        keys = reader.keys()
+        keys = reader.wait_for_keys(all_keys(2, 400), timeout=SPARK_TIMEOUT)
     assert set(keys) == set(all_keys(2, 400))
     # graceful ends commit first: a key is seen again only within the uncommitted window
     assert sum(keys.values()) - 800 <= 400
