@@ -9,7 +9,6 @@ killed worker's task needs a free slot on the other to be rescheduled (Spark wai
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,13 +16,11 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 
 from cdk.errors import NotFoundException
 from cdk.runtime import DistributedWorker
 from cdk.runtime._status import TargetState
-from harness._docker import dockerd_installed, ping
-from harness.spark import SparkProvider, StandaloneSpark, TestcontainersSpark
+from harness.spark import SparkProvider, StandaloneSpark
 from tests._wait import wait_until
 from tests.integration._support import (
     FAST_GROUP,
@@ -275,61 +272,3 @@ def test_rest_exchanges_answer_as_kafka_connect_in_distributed_mode(
     assert worker.rest_url is not None
     with httpx.Client(base_url=worker.rest_url, timeout=30) as client:
         replay(client, tmp_path, timeout=SPARK_TIMEOUT)
-
-
-ENGINE_ANSWERS = any(
-    ping(host)
-    for host in filter(None, [os.environ.get("DOCKER_HOST"), "unix:///var/run/docker.sock"])
-)
-
-
-@pytest.mark.docker
-@pytest.mark.xdist_group("exclusive")
-@pytest.mark.timeout(1200)
-@pytest.mark.skipif(
-    not dockerd_installed() and not ENGINE_ANSWERS,
-    reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
-)
-def test_the_pipeline_runs_on_spark_containers(kafka_bootstrap: str, tmp_path: Path) -> None:
-    """Source -> topic -> sink with every task in a Spark container (the sink writes inside its
-    container, so what it consumed is read from its consumer group's committed offsets)."""
-    topic = make_topic(kafka_bootstrap, partitions=2)
-    with TestcontainersSpark(2, cores=2) as spark:
-        props = driver_props(kafka_bootstrap, spark)
-        with DistributedWorker(props, rest=False, cluster_id_timeout=0) as worker:
-            # the containers' executors register one by one: the 3 tasks need both
-            placement = worker.placement
-            assert placement is not None
-            wait_until(
-                lambda: (placement.slots() or 0) >= spark.cores,
-                SPARK_TIMEOUT,
-                0.5,
-                lambda: f"{spark.cores} task slots, have {placement.slots()}",
-            )
-            worker.herder.create_connector(
-                "src", generator_config(topic, records=500, partitions=2, tasks_max=2)
-            )
-            worker.herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
-            status = wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-            assert all(t["worker_id"].rpartition(":")[2].isdigit() for t in status["tasks"])
-            with reading(kafka_bootstrap, topic) as reader:
-                reader.wait_for(1000, timeout=SPARK_TIMEOUT)
-                keys = reader.keys()
-            wait_until(
-                lambda: _committed(kafka_bootstrap, "connect-sink", topic) >= 1000,
-                SPARK_TIMEOUT,
-                0.5,
-                lambda: (
-                    f"the sink's commits, have {_committed(kafka_bootstrap, 'connect-sink', topic)}"
-                ),
-            )
-    assert set(keys) == set(all_keys(2, 500))
-
-
-def _committed(bootstrap: str, group: str, topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        offsets = consumer.committed([TopicPartition(topic, p) for p in (0, 1)], timeout=10)
-    finally:
-        consumer.close()
-    return sum(max(0, tp.offset) for tp in offsets)

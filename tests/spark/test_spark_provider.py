@@ -6,10 +6,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from cdk.errors import ConfigException
+from cdk.runtime import DistributedWorker
 from harness._docker import dockerd_installed, ping
 from harness._spark_standalone import session_members
 from harness.spark import (
@@ -20,6 +23,15 @@ from harness.spark import (
     TestcontainersSpark,
     spark_provider,
 )
+from tests._wait import wait_until
+from tests.integration._support import (
+    all_keys,
+    generator_config,
+    make_topic,
+    reading,
+    recording_config,
+)
+from tests.spark.test_distributed_e2e import SPARK_TIMEOUT, driver_props, wait_states
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
 
@@ -128,7 +140,9 @@ ENGINE_ANSWERS = any(
 
 @pytest.fixture(scope="module")
 def spark_containers() -> Iterator[TestcontainersSpark]:
-    with TestcontainersSpark(1) as cluster:
+    """A master and 2 workers of 2 task slots each in containers, shared by the module's tests
+    (the distributed pipeline's 2 source tasks and its sink need 3 slots)."""
+    with TestcontainersSpark(2, cores=2) as cluster:
         yield cluster
 
 
@@ -146,9 +160,63 @@ def test_containers_run_a_job_and_a_killed_worker_rejoins(
     assert spark_containers.image is not None
     assert _square_sum(spark_containers, "containers-job") == sum(x * x for x in range(100))
     spark_containers.kill_worker(0)
-    assert spark_containers.alive_workers() == set()
-    spark_containers.start_worker(0)
     assert len(spark_containers.alive_workers()) == 1
+    spark_containers.start_worker(0)
+    assert len(spark_containers.alive_workers()) == 2
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("exclusive")
+@pytest.mark.timeout(1200)
+@pytest.mark.skipif(
+    not dockerd_installed() and not ENGINE_ANSWERS,
+    reason="no Docker engine answers and dockerd is not installed (apt-get install docker.io)",
+)
+def test_the_pipeline_runs_on_spark_containers(
+    spark_containers: TestcontainersSpark, kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """Source -> topic -> sink with every task in a Spark container (the sink writes inside its
+    container, so what it consumed is read from its consumer group's committed offsets)."""
+    topic = make_topic(kafka_bootstrap, partitions=2)
+    spark = spark_containers
+    props = driver_props(kafka_bootstrap, spark)
+    with DistributedWorker(props, rest=False, cluster_id_timeout=0) as worker:
+        # the containers' executors register one by one: the 3 tasks need both
+        placement = worker.placement
+        assert placement is not None
+        wait_until(
+            lambda: (placement.slots() or 0) >= spark.cores,
+            SPARK_TIMEOUT,
+            0.5,
+            lambda: f"{spark.cores} task slots, have {placement.slots()}",
+        )
+        worker.herder.create_connector(
+            "src", generator_config(topic, records=500, partitions=2, tasks_max=2)
+        )
+        worker.herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
+        status = wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        assert all(t["worker_id"].rpartition(":")[2].isdigit() for t in status["tasks"])
+        with reading(kafka_bootstrap, topic) as reader:
+            reader.wait_for(1000, timeout=SPARK_TIMEOUT)
+            keys = reader.keys()
+        wait_until(
+            lambda: _committed(kafka_bootstrap, "connect-sink", topic) >= 1000,
+            SPARK_TIMEOUT,
+            0.5,
+            lambda: (
+                f"the sink's commits, have {_committed(kafka_bootstrap, 'connect-sink', topic)}"
+            ),
+        )
+    assert set(keys) == set(all_keys(2, 500))
+
+
+def _committed(bootstrap: str, group: str, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        offsets = consumer.committed([TopicPartition(topic, p) for p in (0, 1)], timeout=10)
+    finally:
+        consumer.close()
+    return sum(max(0, tp.offset) for tp in offsets)
 
 
 def test_another_process_attaches_and_restarts_a_worker(spark_cluster: StandaloneSpark) -> None:

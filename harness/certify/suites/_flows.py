@@ -217,14 +217,19 @@ def await_running(
     tasks: int | None = None,
     timeout: float | None = None,
     why: str = "",
+    settled_s: float | None = None,
 ) -> dict[str, Any]:
     """Wait until the connector and its tasks (``tasks`` of them, if given) are RUNNING.
 
     Fails at once when the connector or a task is FAILED, with its exception; ``when`` says at
     which step (``after POST /connectors/c/restart``), ``why`` adds to what is expected.
-    ``timeout`` defaults to :data:`STATE_TIMEOUT_S`. The wait's time is recorded as evidence.
+    ``timeout`` defaults to :data:`STATE_TIMEOUT_S`. With ``settled_s``, it also fails once
+    everything has been RUNNING with another number of tasks for that long (the connector
+    settled there: waiting out the timeout would only delay the verdict). The wait's time is
+    recorded as evidence.
     """
     start = time.monotonic()
+    other_count_since: list[float] = []  # since when all has run at another task count
     count = "" if tasks is None else f" ({tasks} task{'s' if tasks != 1 else ''})"
     expected = f"connector {name} and its tasks{count} to be RUNNING {when}" + (
         f" ({why})" if why else ""
@@ -240,13 +245,27 @@ def await_running(
                 f"{who} FAILED ({brief_status(status)}): {trace_head(trace)}",
                 details=trace,
             )
-        if not status or status["connector"]["state"] != "RUNNING":
-            return None
-        states = [t["state"] for t in status.get("tasks", [])]
-        if not states or any(s != "RUNNING" for s in states):
+        states = [t["state"] for t in (status or {}).get("tasks", [])]
+        if (
+            not status
+            or status["connector"]["state"] != "RUNNING"
+            or not states
+            or any(s != "RUNNING" for s in states)
+        ):
+            other_count_since.clear()  # not settled: something is still changing
             return None
         if tasks is not None and len(states) != tasks:
+            now = time.monotonic()
+            if not other_count_since:
+                other_count_since.append(now)
+            elif settled_s is not None and now - other_count_since[0] >= settled_s:
+                raise CheckFailed(
+                    expected,
+                    f"it settled at {len(states)} RUNNING task(s) for {settled_s:g}s "
+                    f"({brief_status(status)})",
+                )
             return None
+        other_count_since.clear()
         return status
 
     status = w.ctx.wait_for(

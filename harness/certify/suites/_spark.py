@@ -37,6 +37,9 @@ from harness.certify.suites._flows import (
 #: driver's SparkSession start take longer.
 SPARK_STATE_TIMEOUT_S = 120.0
 SPARK_DELIVERY_TIMEOUT_S = 120.0
+#: How long every task may run at another count than tasks.max asks before RBL-06 fails: the
+#: driver writes the new task configs as soon as the connector has restarted.
+TASK_COUNT_SETTLED_S = 30.0
 #: How long committed offsets must stay the same to count as settled (several flush intervals).
 SETTLED_S = 2.0
 
@@ -284,6 +287,8 @@ def tasks_max_distributed(ctx: CheckContext) -> None:
                 tasks=after,
                 timeout=SPARK_STATE_TIMEOUT_S,
                 why=f"task_configs(max_tasks) must split the work across up to {after} tasks",
+                # the driver regenerates task configs as the connector restarts, in seconds
+                settled_s=TASK_COUNT_SETTLED_S,
             )
             flow.send(BATCH, f"written after tasks.max {before} -> {after}", streams=streams)
             flow.expect_all(
