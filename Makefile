@@ -16,8 +16,9 @@ help:
 	@echo "              SQLite ones (reports/certification-*)"
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
 	@echo "make test   - set up .venv and run the linters, the type checker, the docs build and all tests"
-	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers; 0 runs them in one process)"
-	@echo "make test-spark - the tests that start Spark (JVMs, standalone clusters), skipped by make test"
+	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers, then the Spark ones on"
+	@echo "              SPARK_WORKERS=$(SPARK_WORKERS); 0 runs them in one process)"
+	@echo "make test-spark - only the tests that start Spark (JVMs, standalone clusters), on SPARK_WORKERS=$(SPARK_WORKERS)"
 	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
 	@echo "make dist   - build the kit's sdist and wheel into $(DIST)/ (to install it elsewhere)"
 	@echo "make bench  - run the benchmarks in bench/ (not tests)"
@@ -74,20 +75,19 @@ typecheck: $(STAMP)
 # mostly wait on Kafka (group joins, restarts), not on the CPU, so there are more workers than
 # cores. Tests that need something only one may use at a time (the Docker engine, Chromium)
 # share the xdist_group "exclusive" and run one after another on one worker (tests/README.md).
+# The tests that start Spark (marked spark by tests/conftest.py: local sessions, standalone
+# clusters, Spark pipelines, cdk certify --runtime distributed|spark) run after the others on
+# SPARK_WORKERS workers: their JVMs are CPU-bound and starve each other on more.
 # PYTEST_WORKERS=0 runs them all in this process, one by one; PYTEST_ARGS adds pytest options.
 PYTEST_WORKERS ?= 6
+SPARK_WORKERS  ?= 2
 PYTEST_ARGS ?=
 
 unit: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
-
-# The tests that start Spark (local sessions, 2-worker standalone clusters, Spark pipelines,
-# cdk certify --runtime distributed|spark): `make test` skips them (tests/README.md says why).
-SPARK_TESTS := tests/spark tests/certify/test_dist.py tests/certify/test_pipelines.py \
-	tests/certify/test_certify_reference.py tests/cli/test_distributed_cli.py
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not spark" $(PYTEST_ARGS)
 
 test-spark: $(STAMP)
-	CDK_TEST_SPARK=1 $(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS) $(SPARK_TESTS)
+	$(BIN)/pytest -n $(SPARK_WORKERS) --dist loadgroup -m spark $(PYTEST_ARGS)
 
 # The Sphinx site (user guide, generated config references, checklist, API reference).
 # Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,
@@ -107,7 +107,7 @@ dist: $(STAMP)
 	$(BIN)/uv build --quiet --out-dir $(DIST)
 	@ls $(DIST)/*.whl $(DIST)/*.tar.gz
 
-test: lint typecheck docs unit
+test: lint typecheck docs unit test-spark
 
 bench: $(STAMP)
 	$(BIN)/python bench/json_converter.py

@@ -51,11 +51,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     collects reaches the terminal as a bare pytest-xdist crash, without its message.)
     """
     loadgroup = getattr(config.option, "loadgroup", False)
-    spark_on = os.environ.get(SPARK_TESTS_ENV) == "1"
     for item in items:
         groups = _xdist_groups(item)
-        if not spark_on and _starts_spark(item, groups):
-            item.add_marker(pytest.mark.skip(reason=_SPARK_SKIP))
         if item.get_closest_marker("docker") is not None and EXCLUSIVE_GROUP not in groups:
             item.stash[_MISPLACED] = (
                 f'a test marked docker needs @pytest.mark.xdist_group("{EXCLUSIVE_GROUP}") too'
@@ -76,18 +73,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(reason, pytrace=False)
 
 
-#: Set to 1 to run the tests that start Spark (a JVM each): ``make test-spark`` does.
-SPARK_TESTS_ENV = "CDK_TEST_SPARK"
-_SPARK_SKIP = (
-    "starts Spark (a JVM, a standalone cluster or a Spark pipeline): not part of `make test`, "
-    f"whose time budget these tests together exceed on 2 cores; run them with `make test-spark` "
-    f"({SPARK_TESTS_ENV}=1)"
-)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark ``spark`` the tests that start Spark (a JVM, a standalone cluster, a pipeline).
+
+    ``make test`` runs them after the others, on 2 xdist workers (``-m spark``): a dozen Spark
+    JVMs next to the Kafka tests on 6 workers starve each other on 2 cores. Here rather than in
+    :func:`pytest_collection_modifyitems`, which runs after ``-m`` has selected.
+    """
+    if _starts_spark(item, _xdist_groups(item)):
+        item.add_marker(pytest.mark.spark)
+
+
 #: Modules of tests/spark that need no JVM (the Connect <-> Spark type mapping, the names).
 _SPARK_WITHOUT_JVM = {"test_ds_schema_map.py", "test_ds_spark_api.py"}
 
 
 def _starts_spark(item: pytest.Item, groups: set[str]) -> bool:
+    """Every test in tests/spark but the JVM-free modules, and any in an xdist group spark*."""
     path = item.path
     if path.parent.name == "spark" and path.parent.parent.name == "tests":
         return path.name not in _SPARK_WITHOUT_JVM

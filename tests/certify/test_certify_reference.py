@@ -1,7 +1,8 @@
 """Done-when: `cdk certify` passes the SQL reference connectors (on SQLite) on a Kafka in a
-container and on the distributed runtime, and writes the bundle.
+container, and writes the bundle.
 
-The full run on the embedded broker is test_certify_sql.py's (one per dialect). These runs are
+The full runs on the embedded broker, and on the distributed runtime, are test_certify_sql.py's
+(one per dialect; the SQLite one is ``--runtime distributed``). These runs are
 the real CLI as a subprocess, so they are among the slowest tests of the kit (minutes each); the
 per-suite tests pin each check against broken connectors.
 """
@@ -85,27 +86,3 @@ def test_certify_passes_the_sql_reference_connectors_on_testcontainers(tmp_path:
     proc, summary = _certify(tmp_path, "--kafka", "testcontainers", timeout=1200)
     _check_passing_run(proc, summary, tmp_path / "report")
     assert summary["environment"]["kafka"] == "testcontainers"
-
-
-DISTRIBUTED_IDS = ("OFF-09", "RST-06", "RBL-05", "RBL-06")
-
-
-# The distributed checks run one at a time (they share the cluster and kill its workers), one to
-# three minutes each on a loaded 2-core machine: this run holds only them (the full embedded
-# run in test_certify_sql.py covers the rest), both drivers, on the 2-worker standalone
-# cluster the run starts.
-@pytest.mark.slow
-@pytest.mark.xdist_group("spark-certify")  # one Spark cluster at a time on a worker
-@pytest.mark.timeout(2460)
-def test_certify_distributed_passes_the_sql_reference_connectors(tmp_path: Path) -> None:
-    pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
-    only = ",".join(DISTRIBUTED_IDS)
-    proc, summary = _certify(tmp_path, "--runtime", "distributed", "--only", only, timeout=2400)
-    results = {(c["id"], c["subject"]): c for c in summary["checks"]}
-    explain = json.dumps(summary["checks"], indent=1)[:6000] + proc.stderr[-3000:]
-    assert set(results) == {(i, s) for i in DISTRIBUTED_IDS for s in SUBJECTS}, explain
-    assert all(c["outcome"] == "passed" for c in results.values()), explain
-    # every required check passed; --only leaves the others out: INCOMPLETE, exit status 3
-    assert proc.returncode == 3, explain
-    assert summary["environment"]["runtime"] == "distributed"
-    assert "standalone cluster of 2 one-core workers" in summary["environment"]["spark"]

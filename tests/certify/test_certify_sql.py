@@ -1,10 +1,14 @@
 """Done-when: `cdk certify` passes the SQL reference connectors on SQLite, PostgreSQL and MariaDB.
 
 One full run per dialect (the real CLI as a subprocess, every suite on the embedded broker),
-each in its own xdist group so that they spread over the workers. The dialect is chosen with
-``CDK_SQL_DIALECT``, as the README says; PostgreSQL and MariaDB come from the machine's servers
-(``CDK_TEST_POSTGRES_URL`` / ``CDK_TEST_MARIADB_URL``) and are skipped, with that reason, when
-they do not answer (CI checks they do first).
+each in its own xdist group so that they spread over the workers. The SQLite run is also the
+``--runtime distributed`` one: every check of the embedded run plus the distributed checks
+(OFF-09, RST-06, RBL-05, RBL-06) on the 2-worker standalone Spark cluster the run starts, so it
+is in the ``spark-certify`` group (``make test`` runs it with the other Spark tests).
+
+The dialect is chosen with ``CDK_SQL_DIALECT``, as the README says; PostgreSQL and MariaDB come
+from the machine's servers (``CDK_TEST_POSTGRES_URL`` / ``CDK_TEST_MARIADB_URL``) and are
+skipped, with that reason, when they do not answer (CI checks they do first).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "reference_connectors" / "sql"
 CDK = [sys.executable, "-c", "import sys; from cdk.cli import main; main(sys.argv[1:])"]
+#: The checks of the distributed runtime (the SQLite run's).
+DISTRIBUTED_IDS = ("OFF-09", "RST-06", "RBL-05", "RBL-06")
 _DRIVERS = {
     "sqlite": "SqlSourceDriver",
     "postgresql": "SqlSourceDriver",
@@ -42,15 +48,20 @@ def _server_answers(dialect: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "dialect",
     [
-        pytest.param(d, marks=pytest.mark.xdist_group(f"certify-sql-{d}"))
-        for d in ("sqlite", "postgresql", "mariadb")
+        # one Spark cluster at a time on a worker: the group of the other distributed runs
+        pytest.param("sqlite", marks=pytest.mark.xdist_group("spark-certify")),
+        *(
+            pytest.param(d, marks=pytest.mark.xdist_group(f"certify-sql-{d}"))
+            for d in ("postgresql", "mariadb")
+        ),
     ],
 )
 def test_certify_passes_the_sql_connectors_on_each_dialect(dialect: str, tmp_path: Path) -> None:
     _server_answers(dialect, tmp_path)
     report = tmp_path / "report"
+    runtime = ["--runtime", "distributed"] if dialect == "sqlite" else []
     proc = subprocess.run(
-        [*CDK, "certify", str(PROJECT), "--report-dir", str(report)],
+        [*CDK, "certify", str(PROJECT), "--report-dir", str(report), *runtime],
         capture_output=True,
         text=True,
         timeout=1440,
@@ -75,3 +86,10 @@ def test_certify_passes_the_sql_connectors_on_each_dialect(dialect: str, tmp_pat
     ids = {c["id"] for c in summary["checks"]}
     for check_id in ("ERR-01", "ERR-02", "SCH-05", "RBL-03", "OFF-01"):
         assert check_id in ids, f"{check_id} did not run: {sorted(ids)}"
+    if runtime:
+        assert summary["environment"]["runtime"] == "distributed"
+        assert "standalone cluster of 2 one-core workers" in summary["environment"]["spark"]
+        ran = {(c["id"], c["subject"]) for c in summary["checks"] if c["outcome"] == "passed"}
+        for check_id in DISTRIBUTED_IDS:
+            for subject in ("SqlSourceDriver", "SqlSinkDriver"):
+                assert (check_id, subject) in ran, f"{check_id} did not pass on {subject}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import signal
 import subprocess
@@ -66,10 +67,23 @@ def test_missing_required_keys_are_named(tmp_path: Path, kafka_bootstrap: str) -
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pyspark") is not None, reason="pyspark is installed")
 def test_without_pyspark_it_says_what_to_install(tmp_path: Path, kafka_bootstrap: str) -> None:
-    result = run(write_worker(tmp_path, kafka_bootstrap))
-    assert result.returncode == 1
+    # a pyspark package first on the path that fails to import, as an absent one does
+    shadow = tmp_path / "no-pyspark" / "pyspark"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'pyspark'\", name='pyspark')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow.parent), *sys.path])}
+    result = subprocess.run(
+        [str(CDK), "distributed", str(write_worker(tmp_path, kafka_bootstrap))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert result.returncode == 1, result.stderr
     assert "pip install 'connect-cdk[spark]'" in result.stderr
     assert "Traceback" not in result.stderr
 
