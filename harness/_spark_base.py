@@ -126,14 +126,15 @@ class SparkProvider(abc.ABC):
         spark_home()
         from pyspark.sql import SparkSession
 
-        from cdk.spark._session import refuse_another_master
+        from cdk.spark._session import executor_python, refuse_another_master
 
         properties = {**self.spark_properties(), **conf}
         refuse_another_master(properties["spark.master"])
         builder = SparkSession.builder.appName(app_name)
         for key, value in properties.items():
             builder = builder.config(key, value)
-        return builder.getOrCreate()
+        with executor_python(properties["spark.pyspark.python"]):
+            return builder.getOrCreate()
 
     def __enter__(self) -> Self:
         return self.start()

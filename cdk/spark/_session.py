@@ -9,10 +9,11 @@ standalone cluster, ``yarn``, ``k8s://...``). Spark's task retries also apply in
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cdk.errors import ConnectException
@@ -71,12 +72,32 @@ def session_settings(props: Mapping[str, Any]) -> dict[str, str]:
         master = f"local[{local.group(1) or 1},{failures}]"
     settings["spark.master"] = master
     settings.setdefault("spark.app.name", f"cdk-{props.get('group.id') or 'distributed'}")
-    settings.setdefault("spark.pyspark.python", sys.executable)
+    # what PySpark itself would use (PYSPARK_PYTHON), else this interpreter: it has the kit
+    settings.setdefault("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
     settings.setdefault("spark.ui.showConsoleProgress", "false")
     # tasks run for as long as their generation: no locality waits, no speculative copies
     settings.setdefault("spark.locality.wait", "0s")
     settings.setdefault("spark.speculation", "false")
     return settings
+
+
+@contextlib.contextmanager
+def executor_python(python: str) -> Iterator[None]:
+    """Set ``PYSPARK_PYTHON`` to ``python`` while a SparkContext starts, then restore it.
+
+    PySpark takes the Python its executors run from ``PYSPARK_PYTHON`` when the SparkContext
+    starts, not from ``spark.pyspark.python``; left set, it would also apply to the next
+    context in the process, whatever that one asks for (another cluster's interpreter path).
+    """
+    previous = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = python
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("PYSPARK_PYTHON", None)
+        else:
+            os.environ["PYSPARK_PYTHON"] = previous
 
 
 def refuse_another_master(master: str) -> None:
@@ -111,12 +132,12 @@ def build_session(props: Mapping[str, Any]) -> Any:
 
     settings = session_settings(props)
     refuse_another_master(settings["spark.master"])
-    os.environ.setdefault("PYSPARK_PYTHON", settings["spark.pyspark.python"])
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
-        return builder.getOrCreate()
+        with executor_python(settings["spark.pyspark.python"]):
+            return builder.getOrCreate()
     except Exception as exc:
         raise ConnectException(
             f"Could not start a SparkSession on {settings['spark.master']}: {exc}. "
