@@ -21,6 +21,9 @@ __all__ = ["Options", "canonical", "parse_options", "start_connector"]
 log = logging.getLogger(__name__)
 
 _PREFIX = "cdk."
+#: Connector keys a worker applies and the cdk format does not: refused rather than ignored, as
+#: ignoring them would change the data silently.
+_NOT_APPLIED = ("transforms", "predicates")
 #: The kit's own options: name -> (default, what it means).
 KIT_OPTIONS: dict[str, tuple[str, str]] = {
     "cdk.idle.polls": (
@@ -104,6 +107,18 @@ def parse_options(options: Mapping[str, str]) -> Options:
             f"{', '.join(sorted(KIT_OPTIONS))} (every other option is the connector's config)"
         )
     config = {k: v for k, v in items.items() if not k.startswith(_PREFIX) and k != "path"}
+    chain = sorted(
+        k
+        for k, v in config.items()
+        if k.startswith(_NOT_APPLIED) and (v.strip() or k not in _NOT_APPLIED)
+    )
+    if chain:
+        raise ConfigException(
+            f"Option(s) {', '.join(chain)}: the cdk format does not apply transforms or "
+            "predicates (its rows are the records as the connector produces them, or as the "
+            "sink receives them): express them as DataFrame operations (select, withColumn, "
+            "filter), or run the connector under a worker (cdk standalone, cdk distributed)"
+        )
     connector_class = config.get("connector.class", "").strip()
     if not connector_class:
         raise ConfigException(
