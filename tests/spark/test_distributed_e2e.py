@@ -30,6 +30,7 @@ from tests.integration._support import (
     make_topic,
     reading,
     recording_config,
+    unique,
     wait_store_keys,
 )
 from tests.runtime.test_rest import replay
@@ -136,7 +137,8 @@ def test_source_with_two_tasks_and_a_sink_move_every_record(
         "src",
         generator_config(topic, records=records, partitions=2, tasks_max=2, poll_interval_ms=10),
     )
-    herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
+    # its consumer group is the broker's: a name of its own
+    herder.create_connector(unique("sink"), recording_config(topic, tmp_path / "store"))
     status = wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
     # the tasks run on the cluster's executors, and say so
     executors = {t["worker_id"] for t in status["tasks"]}

@@ -26,6 +26,7 @@ from tests.integration._support import (
     generator_config,
     make_topic,
     recording_config,
+    unique,
     wait_store_keys,
 )
 
@@ -84,11 +85,12 @@ def test_pipeline_pause_resume_and_driver_restart(
         topic, partitions=2, tasks_max=2, records=3000, batch_size=20, poll_interval_ms=20
     )
     rest.create("src", source)
-    rest.create("sink", recording_config(topic, store))
+    sink = unique("sink")  # its consumer group is the broker's: a name of its own
+    rest.create(sink, recording_config(topic, store))
     status = rest.wait_state("src", "RUNNING", tasks=2, timeout=120)
     workers = {t["worker_id"] for t in status["tasks"]}
     assert all(w.endswith(":driver") for w in workers), workers  # local mode: the driver's JVM
-    rest.wait_state("sink", "RUNNING", tasks=1, timeout=120)
+    rest.wait_state(sink, "RUNNING", tasks=1, timeout=120)
     wait_until(lambda: len(read_store(store).records) >= 500, 120, message="500 records sunk")
 
     rest.call("PUT", "/connectors/src/pause", 202)
@@ -102,11 +104,11 @@ def test_pipeline_pause_resume_and_driver_restart(
     drivers.remove(driver)
     driver, rest = _start(props, drivers)
     rest.wait_state("src", "RUNNING", tasks=2, timeout=120)
-    rest.wait_state("sink", "RUNNING", tasks=1, timeout=120)
+    rest.wait_state(sink, "RUNNING", tasks=1, timeout=120)
     got = wait_store_keys(store, all_keys(2, 3000), timeout=180)
     duplicates = sum(n - 1 for n in got.keys().values())
     # duplicates only from the uncommitted window of the restart (300 ms offset flushes)
     assert duplicates <= 1500, duplicates
     rest.call("DELETE", "/connectors/src", 204)
-    rest.call("DELETE", "/connectors/sink", 204)
+    rest.call("DELETE", f"/connectors/{sink}", 204)
     rest.close()

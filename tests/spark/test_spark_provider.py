@@ -30,6 +30,7 @@ from tests.integration._support import (
     make_topic,
     reading,
     recording_config,
+    unique,
 )
 from tests.spark.test_distributed_e2e import SPARK_TIMEOUT, driver_props, wait_states
 
@@ -190,21 +191,24 @@ def test_the_pipeline_runs_on_spark_containers(
             0.5,
             lambda: f"{spark.cores} task slots, have {placement.slots()}",
         )
+        # names of their own: the session's broker keeps the groups of earlier tests' sinks
+        source, sink = unique("src"), unique("sink")
+        group = f"connect-{sink}"
         worker.herder.create_connector(
-            "src", generator_config(topic, records=500, partitions=2, tasks_max=2)
+            source, generator_config(topic, records=500, partitions=2, tasks_max=2)
         )
-        worker.herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
-        status = wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        worker.herder.create_connector(sink, recording_config(topic, tmp_path / "store"))
+        status = wait_states(worker, source, "RUNNING", ["RUNNING", "RUNNING"])
         assert all(t["worker_id"].rpartition(":")[2].isdigit() for t in status["tasks"])
         with reading(kafka_bootstrap, topic) as reader:
-            reader.wait_for(1000, timeout=SPARK_TIMEOUT)
-            keys = reader.keys()
+            keys = reader.wait_for_keys(all_keys(2, 500), timeout=SPARK_TIMEOUT)
         wait_until(
-            lambda: _committed(kafka_bootstrap, "connect-sink", topic) >= 1000,
+            lambda: _committed(kafka_bootstrap, group, topic) >= 1000,
             SPARK_TIMEOUT,
             0.5,
             lambda: (
-                f"the sink's commits, have {_committed(kafka_bootstrap, 'connect-sink', topic)}"
+                f"the sink's commits, have {_committed(kafka_bootstrap, group, topic)}; "
+                f"its status: {worker.herder.connector_status(sink)}"
             ),
         )
     assert set(keys) == set(all_keys(2, 500))
