@@ -21,6 +21,7 @@ import pytest
 
 from harness._docker import dockerd_installed, ping
 from harness.certify import Outcome, all_checks
+from tests._procs import descendants, process_alive
 from tests._wait import wait_until
 from tests.certify._support import describe, project_for, run_checks
 
@@ -361,31 +362,6 @@ def test_the_guides_example_drivers_pass(tmp_path: Path, kafka_bootstrap: str) -
     assert [r.outcome for r in run.results] == [Outcome.PASSED] * 4, describe(run)
 
 
-def _descendants(pid: int) -> set[int]:
-    """The live processes below ``pid`` (children in sessions of their own included)."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            parents[int(stat.parent.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="reads the process tree from /proc")
 def test_sigterm_stops_what_the_run_started(tmp_path: Path) -> None:
     """SIGTERM mid-run (a cancelled CI job): the broker and the check processes stop with it."""
@@ -401,7 +377,7 @@ def test_sigterm_stops_what_the_run_started(tmp_path: Path) -> None:
         for line in proc.stdout:  # a check has finished: the broker and a check process run
             if " PASS  " in line or " FAIL  " in line:
                 break
-        started = _descendants(proc.pid)
+        started = descendants(proc.pid)
         assert started, "the run started no process"
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
@@ -413,8 +389,8 @@ def test_sigterm_stops_what_the_run_started(tmp_path: Path) -> None:
     assert "terminated (SIGTERM)" in stderr
     assert "Traceback" not in stderr
     wait_until(
-        lambda: not any(_alive(pid) for pid in started),
+        lambda: not any(process_alive(pid) for pid in started),
         30,
-        message=lambda: f"the run's processes to end: {[p for p in started if _alive(p)]}",
+        message=lambda: f"the run's processes to end: {[p for p in started if process_alive(p)]}",
     )
     assert not (root / "certification-report").exists()

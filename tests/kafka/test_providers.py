@@ -21,22 +21,13 @@ from cdk.kafka import (
     tansu_binary,
 )
 from harness.kafka import TestcontainersKafka, consume_all, kafka_provider, produce
+from tests._procs import process_alive
 
 
 def accepts_connections(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(1)
         return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie still "exists": read its state
-    status = Path(f"/proc/{pid}/status")
-    return not (status.exists() and "zombie" in status.read_text())
 
 
 def test_start_serve_stop_frees_process_and_port() -> None:
