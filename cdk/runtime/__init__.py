@@ -25,8 +25,6 @@ from cdk.runtime._connector_config_def import (
 from cdk.runtime._distributed import DistributedWorker
 from cdk.runtime._distributed_config import DISTRIBUTED_CONFIG_DEF, DistributedConfig
 from cdk.runtime._distributed_herder import DistributedHerder
-from cdk.runtime._error_config import ErrorHandlingConfig
-from cdk.runtime._error_context import Stage
 from cdk.runtime._file_offset_store import FileOffsetBackingStore
 from cdk.runtime._herder import StandaloneHerder
 from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
@@ -41,6 +39,8 @@ from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, Tar
 from cdk.runtime._status_store import KafkaStatusBackingStore
 from cdk.runtime._worker import ConnectorListener, Worker
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
+from cdk.runtime.errors._config import ErrorHandlingConfig
+from cdk.runtime.errors._context import Stage
 
 __all__ = [
     # the embedded worker and its parts

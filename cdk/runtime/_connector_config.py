@@ -1,7 +1,7 @@
 """A connector's configuration, parsed: :class:`ConnectorConfig`, and sink topic checks.
 
 The framework keys are defined in :mod:`cdk.runtime._connector_config_def` (the ``errors.*``
-keys in :mod:`cdk.runtime._error_config`); :func:`~cdk.runtime._config_enrich.enrich` adds the
+keys in :mod:`cdk.runtime.errors._config`); :func:`~cdk.runtime._config_enrich.enrich` adds the
 keys of the configured transformations, predicates and topic creation groups.
 """
 
@@ -24,8 +24,8 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
-from cdk.runtime._error_config import DLQ_TOPIC_NAME_CONFIG
 from cdk.runtime._plugins import Plugins
+from cdk.runtime.errors._config import DLQ_TOPIC_NAME_CONFIG
 from cdk.transforms import TransformationChain
 
 __all__ = ["ConnectorConfig", "validate_sink_topics"]

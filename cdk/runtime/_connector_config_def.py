@@ -4,7 +4,7 @@ Every connector configuration holds, besides the connector's own keys, the keys 
 reads: ``name``, ``connector.class``, ``tasks.max``, converters, ``transforms``/``predicates``,
 ``errors.*``; sinks add ``topics``/``topics.regex`` and the dead letter queue, sources add
 ``topic.creation.groups`` and the exactly-once keys. The ``errors.*`` keys are defined once, in
-:mod:`cdk.runtime._error_config`.
+:mod:`cdk.runtime.errors._config`.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from cdk.config.validators import (
 )
 from cdk.converters import Converter, HeaderConverter
 from cdk.errors import ConfigException
-from cdk.runtime._error_config import define_dlq_keys, define_error_keys
 from cdk.runtime._worker_config import (
     HEADER_CONVERTER_CLASS_DOC,
     KEY_CONVERTER_CLASS_DOC,
     VALUE_CONVERTER_CLASS_DOC,
 )
+from cdk.runtime.errors._config import define_dlq_keys, define_error_keys
 from cdk.transforms._regex_router import RegexValidator
 
 __all__ = [

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from cdk.runtime._error_metrics import ErrorHandlingMetrics
 from cdk.runtime._status import ConnectorTaskId, State
+from cdk.runtime.errors._metrics import ErrorHandlingMetrics
 
 if TYPE_CHECKING:
     from cdk.runtime._status import StatusStore

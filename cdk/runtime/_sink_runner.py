@@ -34,10 +34,10 @@ from cdk.api import (
 from cdk.data import Schema
 from cdk.errors import ConnectException, RetriableException
 from cdk.runtime._contexts import WorkerSinkTaskContext
-from cdk.runtime._errors import ConsumedRecord, ProcessingContext, Stage
 from cdk.runtime._gc import pace_gc_for_records
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
+from cdk.runtime.errors import ConsumedRecord, ProcessingContext, Stage
 
 if TYPE_CHECKING:
     import confluent_kafka

@@ -24,11 +24,11 @@ from typing_extensions import Unpack, override
 
 from cdk.api import Headers, RecordMetadata, SourceRecord, SourceTask
 from cdk.errors import ConfigException, ConnectException, RetriableException
-from cdk.runtime._errors import ProcessingContext, Stage
 from cdk.runtime._gc import pace_gc_for_records
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime._submitted import SubmittedRecord, SubmittedRecords
 from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
+from cdk.runtime.errors import ProcessingContext, Stage
 
 if TYPE_CHECKING:
     import confluent_kafka

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from typing_extensions import NotRequired
 
-from cdk.runtime._error_context import ProcessingContext, Stage, stack_trace
 from cdk.runtime._metrics import TaskKind, TaskMetrics
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+from cdk.runtime.errors._context import ProcessingContext, Stage, stack_trace
 
 if TYPE_CHECKING:
     from cdk.converters import Converter, HeaderConverter
-    from cdk.runtime._retry_operator import RetryWithToleranceOperator
+    from cdk.runtime.errors._retry_operator import RetryWithToleranceOperator
     from cdk.transforms import TransformationChain
 
 __all__ = ["WorkerTask", "WorkerTaskArgs"]

@@ -35,18 +35,18 @@ from cdk.runtime._contexts import (
     WorkerSourceConnectorContext,
     WorkerSourceTaskContext,
 )
-from cdk.runtime._errant_reporter import WorkerErrantRecordReporter
-from cdk.runtime._error_config import ErrorHandlingConfig
-from cdk.runtime._error_context import stack_trace
-from cdk.runtime._error_metrics import ErrorHandlingMetrics
-from cdk.runtime._error_reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
 from cdk.runtime._leave_order import LeaveDecision, decide_leave_mode
 from cdk.runtime._metrics import ConnectMetrics, ConnectorMetricsInfo
 from cdk.runtime._offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
-from cdk.runtime._retry_operator import RetryWithToleranceOperator
 from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
 from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+from cdk.runtime.errors._config import ErrorHandlingConfig
+from cdk.runtime.errors._context import stack_trace
+from cdk.runtime.errors._errant_reporter import WorkerErrantRecordReporter
+from cdk.runtime.errors._metrics import ErrorHandlingMetrics
+from cdk.runtime.errors._reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
+from cdk.runtime.errors._retry_operator import RetryWithToleranceOperator
 
 if TYPE_CHECKING:
     from cdk.converters import Converter, HeaderConverter

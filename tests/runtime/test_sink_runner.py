@@ -15,14 +15,14 @@ from cdk.api import OffsetAndMetadata, SinkRecord, SinkTask, TopicPartition
 from cdk.converters import JsonConverter, SimpleHeaderConverter, StringConverter
 from cdk.errors import IllegalWorkerStateException, RetriableException
 from cdk.kafka import create_topics, new_producer
-from cdk.runtime._errors import (
+from cdk.runtime._sink_runner import WorkerSinkTask
+from cdk.runtime._status import ConnectorTaskId, State, StatusStore, TargetState
+from cdk.runtime.errors import (
     DeadLetterQueueReporter,
     ErrorHandlingConfig,
     RetryWithToleranceOperator,
     WorkerErrantRecordReporter,
 )
-from cdk.runtime._sink_runner import WorkerSinkTask
-from cdk.runtime._status import ConnectorTaskId, State, StatusStore, TargetState
 from cdk.transforms import TransformationChain
 from tests._wait import wait_until
 

@@ -13,7 +13,7 @@ from cdk.api import SinkRecord, SinkTask, SourceRecord, TimestampType
 from cdk.converters import JsonConverter, SimpleHeaderConverter
 from cdk.errors import ConfigException, ConnectException, DataException, RetriableException
 from cdk.kafka import free_port
-from cdk.runtime._errors import (
+from cdk.runtime.errors import (
     ConsumedRecord,
     DeadLetterQueueReporter,
     ErrorHandlingConfig,

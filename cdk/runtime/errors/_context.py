@@ -1,7 +1,7 @@
 """What a record's pipeline was doing when it failed: stages, consumed records, contexts.
 
 :class:`ProcessingContext` travels with one record through its pipeline; the
-:class:`~cdk.runtime._retry_operator.RetryWithToleranceOperator` sets the :class:`Stage` and
+:class:`~cdk.runtime.errors._retry_operator.RetryWithToleranceOperator` sets the :class:`Stage` and
 class running, and the error when one fails. Reporters read it to log the failure or write the
 original :class:`ConsumedRecord` to the dead letter queue.
 """

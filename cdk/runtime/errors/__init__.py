@@ -18,20 +18,19 @@ original record's bytes to the dead letter queue with ``__connect.errors.*`` hea
 :class:`WorkerErrantRecordReporter` is what ``SinkTaskContext.errant_record_reporter()``
 returns.
 
-The pieces live in their own modules: :mod:`~cdk.runtime._error_context` (stages and the
-processing context), :mod:`~cdk.runtime._error_config`, :mod:`~cdk.runtime._error_metrics`,
-:mod:`~cdk.runtime._error_reporters`, :mod:`~cdk.runtime._retry_operator` and
-:mod:`~cdk.runtime._errant_reporter`; this module gathers their names.
+The pieces live in private modules of this package: ``_context`` (stages and the processing
+context), ``_config``, ``_metrics``, ``_reporters``, ``_retry_operator`` and
+``_errant_reporter``; this package gathers their names.
 """
 
 from __future__ import annotations
 
-from cdk.runtime._errant_reporter import WorkerErrantRecordReporter
-from cdk.runtime._error_config import ErrorHandlingConfig
-from cdk.runtime._error_context import ConsumedRecord, ProcessingContext, Stage, class_name
-from cdk.runtime._error_metrics import ErrorHandlingMetrics
-from cdk.runtime._error_reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
-from cdk.runtime._retry_operator import RetryWithToleranceOperator
+from cdk.runtime.errors._config import ErrorHandlingConfig
+from cdk.runtime.errors._context import ConsumedRecord, ProcessingContext, Stage, class_name
+from cdk.runtime.errors._errant_reporter import WorkerErrantRecordReporter
+from cdk.runtime.errors._metrics import ErrorHandlingMetrics
+from cdk.runtime.errors._reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
+from cdk.runtime.errors._retry_operator import RetryWithToleranceOperator
 
 __all__ = [
     "ConsumedRecord",

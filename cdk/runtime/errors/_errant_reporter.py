@@ -17,8 +17,8 @@ from cdk.api import (
 )
 from cdk.converters import Converter, HeaderConverter
 from cdk.errors import ConnectException, DataException
-from cdk.runtime._error_context import ConsumedRecord, ProcessingContext, Stage
-from cdk.runtime._retry_operator import RetryWithToleranceOperator
+from cdk.runtime.errors._context import ConsumedRecord, ProcessingContext, Stage
+from cdk.runtime.errors._retry_operator import RetryWithToleranceOperator
 
 __all__ = ["WorkerErrantRecordReporter"]
 
