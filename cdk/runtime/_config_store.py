@@ -34,8 +34,8 @@ from cdk.runtime._cluster_records import (
     target_state_key,
     task_key,
 )
-from cdk.runtime._kafka_log import KafkaBasedLog, LogRecord
 from cdk.runtime._status import ConnectorTaskId, TargetState
+from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord
 
 __all__ = ["ClusterConfigState", "ConfigUpdateListener", "KafkaConfigBackingStore"]
 

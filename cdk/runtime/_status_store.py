@@ -31,7 +31,6 @@ from cdk.runtime._cluster_records import (
     status_task_key,
     status_topic_key,
 )
-from cdk.runtime._kafka_log import KafkaBasedLog, LogRecord
 from cdk.runtime._status import (
     ActiveTopics,
     ConnectorTaskId,
@@ -40,6 +39,7 @@ from cdk.runtime._status import (
     StatusStore,
     TopicStatus,
 )
+from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord
 
 __all__ = ["DriverStatusView", "KafkaStatusBackingStore"]
 

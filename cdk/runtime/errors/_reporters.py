@@ -15,11 +15,11 @@ from concurrent.futures import Future
 from typing import Any
 
 from cdk.errors import ConnectException
-from cdk.runtime._futures import completed_future
-from cdk.runtime._topics import ensure_topic
 from cdk.runtime.errors._config import ErrorHandlingConfig
 from cdk.runtime.errors._context import ProcessingContext, class_name, stack_trace
 from cdk.runtime.errors._metrics import ErrorHandlingMetrics
+from cdk.runtime.util._futures import completed_future
+from cdk.runtime.util._topics import ensure_topic
 
 __all__ = ["DeadLetterQueueReporter", "ErrorReporter", "LogReporter"]
 

@@ -18,11 +18,11 @@ from concurrent.futures import Future
 from typing import TypeVar
 
 from cdk.errors import ConnectException, RetriableException
-from cdk.runtime._futures import combine_futures, completed_future
 from cdk.runtime.errors._config import ErrorHandlingConfig
 from cdk.runtime.errors._context import ProcessingContext, Stage
 from cdk.runtime.errors._metrics import ErrorHandlingMetrics
 from cdk.runtime.errors._reporters import ErrorReporter
+from cdk.runtime.util._futures import combine_futures, completed_future
 
 __all__ = ["RetryWithToleranceOperator"]
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cdk.errors import ConfigException, ConnectException
-from cdk.runtime._topics import ensure_topic
+from cdk.runtime.util._topics import ensure_topic
 
 __all__ = ["KafkaBasedLog", "LogRecord"]
 
