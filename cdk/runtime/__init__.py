@@ -16,7 +16,6 @@ a :class:`KafkaOffsetBackingStore`, and runs tasks on a :class:`TaskPlacement` (
 
 from __future__ import annotations
 
-from cdk.runtime._config_store import ClusterConfigState, KafkaConfigBackingStore
 from cdk.runtime._connector_config import ConnectorConfig
 from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
@@ -25,22 +24,23 @@ from cdk.runtime._connector_config_def import (
 from cdk.runtime._distributed import DistributedWorker
 from cdk.runtime._distributed_config import DISTRIBUTED_CONFIG_DEF, DistributedConfig
 from cdk.runtime._distributed_herder import DistributedHerder
-from cdk.runtime._file_offset_store import FileOffsetBackingStore
 from cdk.runtime._herder import StandaloneHerder
-from cdk.runtime._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime._metrics import Metric, MetricsSnapshot
-from cdk.runtime._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
 from cdk.runtime._placement import PlacementListener, TaskGeneration, TaskPlacement
 from cdk.runtime._plugins import PluginDesc, Plugins, PluginType
 from cdk.runtime._requests import BadRequestException
 from cdk.runtime._rest import RestServer
 from cdk.runtime._standalone import EmbeddedWorker
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
-from cdk.runtime._status_store import KafkaStatusBackingStore
 from cdk.runtime._worker import ConnectorListener, Worker
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
 from cdk.runtime.errors._config import ErrorHandlingConfig
 from cdk.runtime.errors._context import Stage
+from cdk.runtime.storage._config_store import ClusterConfigState, KafkaConfigBackingStore
+from cdk.runtime.storage._file_offset_store import FileOffsetBackingStore
+from cdk.runtime.storage._kafka_offset_store import KafkaOffsetBackingStore
+from cdk.runtime.storage._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
+from cdk.runtime.storage._status_store import KafkaStatusBackingStore
 
 __all__ = [
     # the embedded worker and its parts

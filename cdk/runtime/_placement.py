@@ -17,7 +17,7 @@ How a generation ends reaches the running tasks through Kafka, never through a s
   ``generation`` field is the connector's current generation, so a task can tell without
   timing: it ends on an ``UNASSIGNED`` connector status whose generation is at least its own.
   The herder writes no other ``UNASSIGNED`` connector status (the driver's :class:`Worker`
-  writes through :class:`~cdk.runtime._status_store.DriverStatusView`, which drops them),
+  writes through :class:`~cdk.runtime.storage._status_store.DriverStatusView`, which drops them),
   and a restarted herder re-commits the recovered task configs, so the recovered generation
   is later than the ``UNASSIGNED`` its predecessor wrote.
 

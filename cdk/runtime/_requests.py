@@ -12,8 +12,8 @@ from typing import Any
 
 from cdk.api import TopicPartition
 from cdk.errors import ConnectException, DataException
-from cdk.runtime._offset_format import validate_offset_format
 from cdk.runtime._status import TargetState
+from cdk.runtime.storage._offset_format import validate_offset_format
 
 __all__ = [
     "BadRequestException",

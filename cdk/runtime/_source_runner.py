@@ -33,7 +33,7 @@ from cdk.runtime.errors import ProcessingContext, Stage
 if TYPE_CHECKING:
     import confluent_kafka
 
-    from cdk.runtime._offsets import OffsetStorageWriter
+    from cdk.runtime.storage import OffsetStorageWriter
 
 __all__ = ["TopicCreation", "TopicCreationGroup", "WorkerSourceTask"]
 

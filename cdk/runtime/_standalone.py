@@ -17,10 +17,8 @@ from typing import Any
 from typing_extensions import Self
 
 from cdk.errors import ConnectException
-from cdk.runtime._file_offset_store import FileOffsetBackingStore
 from cdk.runtime._herder import StandaloneHerder
 from cdk.runtime._metrics import MetricsSnapshot
-from cdk.runtime._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
 from cdk.runtime._plugins import Plugins
 from cdk.runtime._rest import RestServer
 from cdk.runtime._status import StatusStore
@@ -30,6 +28,8 @@ from cdk.runtime._worker_config import (
     REST_ADVERTISED_PORT_CONFIG,
     WorkerConfig,
 )
+from cdk.runtime.storage._file_offset_store import FileOffsetBackingStore
+from cdk.runtime.storage._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
 
 __all__ = ["EmbeddedWorker", "InProcessWorker"]
 

@@ -37,7 +37,6 @@ from cdk.runtime._contexts import (
 )
 from cdk.runtime._leave_order import LeaveDecision, decide_leave_mode
 from cdk.runtime._metrics import ConnectMetrics, ConnectorMetricsInfo
-from cdk.runtime._offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
 from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
@@ -47,12 +46,13 @@ from cdk.runtime.errors._errant_reporter import WorkerErrantRecordReporter
 from cdk.runtime.errors._metrics import ErrorHandlingMetrics
 from cdk.runtime.errors._reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
 from cdk.runtime.errors._retry_operator import RetryWithToleranceOperator
+from cdk.runtime.storage._offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 
 if TYPE_CHECKING:
     from cdk.converters import Converter, HeaderConverter
-    from cdk.runtime._offset_store import OffsetBackingStore
     from cdk.runtime._plugins import Plugins
     from cdk.runtime._worker_config import WorkerConfig
+    from cdk.runtime.storage._offset_store import OffsetBackingStore
 
 __all__ = ["ConnectorListener", "Worker"]
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdk.errors import ConnectException
-from cdk.runtime._cluster_records import decode_config, decode_status
 from cdk.runtime._status import State, TargetState
+from cdk.runtime.storage._cluster_records import decode_config, decode_status
 from cdk.spark._spec import TaskSpec
 
 __all__ = ["GenerationWatcher", "Signal"]

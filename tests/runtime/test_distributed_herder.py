@@ -33,7 +33,7 @@ from tests.integration._support import (
     wait_store_keys,
 )
 from tests.runtime._thread_placement import ThreadPlacement
-from tests.runtime.test_distributed_stores import _records
+from tests.runtime.storage.test_kafka_stores import _records
 
 
 def _props(bootstrap: str, group: str, **extra: str) -> dict[str, str]:

@@ -17,14 +17,14 @@ from cdk.data import Schema
 from cdk.errors import RetriableException
 from cdk.kafka import new_producer
 from cdk.runtime._contexts import WorkerSourceTaskContext
-from cdk.runtime._offsets import (
+from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
+from cdk.runtime._status import ConnectorTaskId, State, StatusStore, TargetState
+from cdk.runtime.errors import ErrorHandlingConfig, RetryWithToleranceOperator
+from cdk.runtime.storage import (
     MemoryOffsetBackingStore,
     OffsetStorageReaderImpl,
     OffsetStorageWriter,
 )
-from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
-from cdk.runtime._status import ConnectorTaskId, State, StatusStore, TargetState
-from cdk.runtime.errors import ErrorHandlingConfig, RetryWithToleranceOperator
 from cdk.transforms import Transformation, TransformationChain
 from tests._wait import wait_until
 

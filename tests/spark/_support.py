@@ -9,7 +9,9 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from cdk.kafka import create_topics
-from cdk.runtime._cluster_records import (
+from cdk.runtime._placement import TaskGeneration
+from cdk.runtime._status import ConnectorTaskId, Status, TargetState
+from cdk.runtime.storage._cluster_records import (
     commit_key,
     connector_key,
     decode_status,
@@ -21,8 +23,6 @@ from cdk.runtime._cluster_records import (
     target_state_key,
     task_key,
 )
-from cdk.runtime._placement import TaskGeneration
-from cdk.runtime._status import ConnectorTaskId, Status, TargetState
 from tests._wait import wait_until
 from tests.integration._support import JSON, unique
 

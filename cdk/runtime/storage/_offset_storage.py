@@ -13,14 +13,14 @@ from typing import Any
 
 from cdk.api import OffsetStorageReader
 from cdk.errors import ConnectException, DataException
-from cdk.runtime._offset_format import (
+from cdk.runtime.storage._offset_format import (
     offset_key,
     offset_value,
     parse_offset_key,
     parse_offset_value,
     validate_offset_format,
 )
-from cdk.runtime._offset_store import OffsetBackingStore
+from cdk.runtime.storage._offset_store import OffsetBackingStore
 
 __all__ = ["OffsetStorageReaderImpl", "OffsetStorageWriter"]
 

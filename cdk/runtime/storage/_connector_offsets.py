@@ -14,14 +14,14 @@ from typing import Any
 from cdk.api import TopicPartition
 from cdk.errors import ConnectException, DataException
 from cdk.runtime._connector_config_def import NAME_CONFIG
-from cdk.runtime._offset_format import (
+from cdk.runtime._worker_config import WorkerConfig
+from cdk.runtime.storage._offset_format import (
     offset_key,
     offset_value,
     parse_offset_key,
     parse_offset_value,
 )
-from cdk.runtime._offset_store import OffsetBackingStore
-from cdk.runtime._worker_config import WorkerConfig
+from cdk.runtime.storage._offset_store import OffsetBackingStore
 
 __all__ = [
     "SinkGroupOffsets",

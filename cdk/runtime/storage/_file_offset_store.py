@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk.errors import ConnectException
-from cdk.runtime._offset_store import MemoryOffsetBackingStore, apply_changes
+from cdk.runtime.storage._offset_store import MemoryOffsetBackingStore, apply_changes
 
 __all__ = ["FileOffsetBackingStore"]
 

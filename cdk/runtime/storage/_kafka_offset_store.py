@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from cdk.errors import ConfigException, ConnectException
-from cdk.runtime._offset_store import OffsetBackingStore, apply_changes
+from cdk.runtime.storage._offset_store import OffsetBackingStore, apply_changes
 from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord
 
 __all__ = ["KafkaOffsetBackingStore"]

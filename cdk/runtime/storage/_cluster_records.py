@@ -1,9 +1,9 @@
 """The records of Kafka Connect's config and status topics, as Java workers write them.
 
 A distributed cluster keeps its state in three compacted topics. The offsets topic has its own
-module (:mod:`cdk.runtime._offset_format`); this one holds the keys and values of the other two, so
-the kit's distributed mode reads topics a Java cluster wrote and writes topics a Java cluster (or
-``kafka-console-consumer``) reads the same way.
+module (:mod:`cdk.runtime.storage._offset_format`); this one holds the keys and values of the other
+two, so the kit's distributed mode reads topics a Java cluster wrote and writes topics a Java
+cluster (or ``kafka-console-consumer``) reads the same way.
 
 Config topic (``config.storage.topic``), values JSON without a schema envelope:
 

@@ -2,8 +2,8 @@
 
 The config topic (``config.storage.topic``, one partition, compacted) holds every connector's
 configuration, its task configurations, its target state and restart requests, in the records of
-:mod:`cdk.runtime._cluster_records`. :class:`KafkaConfigBackingStore` reads the topic from the
-beginning into a :class:`ClusterConfigState` snapshot and writes records with a read to the end
+:mod:`cdk.runtime.storage._cluster_records`. :class:`KafkaConfigBackingStore` reads the topic from
+the beginning into a :class:`ClusterConfigState` snapshot and writes records with a read to the end
 afterwards, so the snapshot always includes its own writes.
 
 As in Kafka, task configurations take effect only when the ``commit-<name>`` record that follows
@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cdk.errors import ConfigException
-from cdk.runtime._cluster_records import (
+from cdk.runtime._status import ConnectorTaskId, TargetState
+from cdk.runtime.storage._cluster_records import (
     commit_key,
     connector_key,
     decode_config,
@@ -34,7 +35,6 @@ from cdk.runtime._cluster_records import (
     target_state_key,
     task_key,
 )
-from cdk.runtime._status import ConnectorTaskId, TargetState
 from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord
 
 __all__ = ["ClusterConfigState", "ConfigUpdateListener", "KafkaConfigBackingStore"]

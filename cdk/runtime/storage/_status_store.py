@@ -4,8 +4,8 @@ In distributed mode several processes report states: the driver writes connector
 executor writes the statuses of the tasks it runs. :class:`KafkaStatusBackingStore` is a
 :class:`~cdk.runtime.StatusStore` whose writes are records of the status topic
 (``status-connector-<name>``, ``status-task-<name>-<n>``, ``status-topic-<topic>:connector-<name>``
-in Kafka's formats, see :mod:`cdk.runtime._cluster_records`) and whose reads first read the topic
-to its end, so they show what any process wrote.
+in Kafka's formats, see :mod:`cdk.runtime.storage._cluster_records`) and whose reads first read the
+topic to its end, so they show what any process wrote.
 
 A ``DESTROYED`` status is written as a tombstone, as Kafka does. Each record carries a
 *generation*, the connector's task-config generation (the offset of its ``commit-<name>`` record
@@ -23,14 +23,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from cdk.errors import ConfigException
-from cdk.runtime._cluster_records import (
-    decode_status,
-    encode_status,
-    encode_topic_status,
-    status_connector_key,
-    status_task_key,
-    status_topic_key,
-)
 from cdk.runtime._status import (
     ActiveTopics,
     ConnectorTaskId,
@@ -38,6 +30,14 @@ from cdk.runtime._status import (
     Status,
     StatusStore,
     TopicStatus,
+)
+from cdk.runtime.storage._cluster_records import (
+    decode_status,
+    encode_status,
+    encode_topic_status,
+    status_connector_key,
+    status_task_key,
+    status_topic_key,
 )
 from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord
 

@@ -14,9 +14,9 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
 from cdk.errors import ConfigException
-from cdk.runtime._config_store import KafkaConfigBackingStore
 from cdk.runtime._status import ConnectorTaskId, State, Status, TargetState
-from cdk.runtime._status_store import KafkaStatusBackingStore
+from cdk.runtime.storage._config_store import KafkaConfigBackingStore
+from cdk.runtime.storage._status_store import KafkaStatusBackingStore
 from tests._wait import wait_until
 
 

@@ -1,7 +1,7 @@
 """The offset backing store interface, and the in-memory store.
 
 An :class:`OffsetBackingStore` holds serialized offsets (bytes in, bytes out; see
-:mod:`cdk.runtime._offset_format`). :class:`MemoryOffsetBackingStore` is for tests; the file
+:mod:`cdk.runtime.storage._offset_format`). :class:`MemoryOffsetBackingStore` is for tests; the file
 store (standalone mode) and the Kafka topic store (distributed mode) live in their own modules.
 """
 

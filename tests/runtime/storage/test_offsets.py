@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cdk.errors import ConfigException, ConnectException, DataException
-from cdk.runtime._offsets import (
+from cdk.runtime.storage import (
     FileOffsetBackingStore,
     KafkaOffsetBackingStore,
     MemoryOffsetBackingStore,
@@ -212,7 +212,7 @@ def test_file_store_writes_leave_no_temporaries(tmp_path: Path) -> None:
 _WRITER = textwrap.dedent(
     """
     import sys
-    from cdk.runtime._offsets import FileOffsetBackingStore, offset_key, offset_value
+    from cdk.runtime.storage import FileOffsetBackingStore, offset_key, offset_value
 
     store = FileOffsetBackingStore(sys.argv[1])
     store.start()
