@@ -17,7 +17,7 @@ _FORMATS = ("rst", "enriched-rst", "html", "markdown")
 
 def resolve_plugin(name: str) -> type[Any]:
     """Load a plugin class by Kafka alias, entry point name, ``module:Class`` or ``a.b.Class``."""
-    from cdk.runtime._plugins import Plugins
+    from cdk.runtime.isolation._plugins import Plugins
 
     return Plugins().load(name)
 
@@ -50,7 +50,7 @@ def plugins(kinds: tuple[str, ...]) -> None:
     entry point names, Kafka's aliases (the simple class name and that name without the suffix
     of its kind, as ``JsonConverter`` and ``Json``) and the Python class.
     """
-    from cdk.runtime._plugins import Plugins
+    from cdk.runtime.isolation._plugins import Plugins
 
     registry = Plugins()
     kafka_names = {
@@ -103,7 +103,7 @@ def docs(plugin: str, fmt: str, output: Path | None) -> None:
     try:
         cls = resolve_plugin(plugin)
     except ConfigException as exc:
-        from cdk.runtime._plugins import Plugins
+        from cdk.runtime.isolation._plugins import Plugins
 
         close = Plugins().suggestions(plugin)
         hint = f" Did you mean {' or '.join(close)}?" if close else ""

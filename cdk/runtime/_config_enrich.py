@@ -39,8 +39,8 @@ from cdk.runtime._connector_config_def import (
     ConnectorKind,
     class_text,
 )
-from cdk.runtime._plugins import Plugins, PluginType
 from cdk.runtime._topic_creation_config import enrich_topic_creation
+from cdk.runtime.isolation._plugins import Plugins, PluginType
 from cdk.transforms._base import Predicate, Transformation
 
 __all__ = ["enrich", "resolve_plugin_classes"]

@@ -23,8 +23,8 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
-from cdk.runtime._plugins import Plugins
 from cdk.runtime._worker_config import CLIENT_OVERRIDE_PREFIXES
+from cdk.runtime.isolation._plugins import Plugins
 
 __all__ = [
     "HIDDEN",

@@ -24,8 +24,8 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
-from cdk.runtime._plugins import Plugins
 from cdk.runtime.errors._config import DLQ_TOPIC_NAME_CONFIG
+from cdk.runtime.isolation._plugins import Plugins
 from cdk.transforms import TransformationChain
 
 __all__ = ["ConnectorConfig", "validate_sink_topics"]

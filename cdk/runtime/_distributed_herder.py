@@ -42,8 +42,8 @@ from cdk.runtime._status import (
 
 if TYPE_CHECKING:
     from cdk.runtime._distributed_config import DistributedConfig
-    from cdk.runtime._plugins import Plugins
     from cdk.runtime._worker import Worker
+    from cdk.runtime.isolation._plugins import Plugins
     from cdk.runtime.storage._config_store import KafkaConfigBackingStore
     from cdk.runtime.storage._offset_store import OffsetBackingStore
     from cdk.runtime.storage._status_store import KafkaStatusBackingStore

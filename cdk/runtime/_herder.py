@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from cdk.errors import AlreadyExistsException, NotFoundException
 from cdk.runtime._config_secrets import secret_keys
 from cdk.runtime._herder_base import AbstractHerder
-from cdk.runtime._plugins import Plugins
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime._worker_config import WorkerConfig
+from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.storage._offset_store import OffsetBackingStore
 
 if TYPE_CHECKING:

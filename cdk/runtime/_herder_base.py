@@ -32,7 +32,6 @@ from cdk.runtime._config_secrets import mask, resolve_variables, restore_variabl
 from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
 from cdk.runtime._herder_offsets import HerderOffsets
 from cdk.runtime._loggers import Loggers
-from cdk.runtime._plugins import Plugins
 from cdk.runtime._requests import (
     BadRequestException,
     parse_initial_state,
@@ -40,6 +39,7 @@ from cdk.runtime._requests import (
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime._worker_config import WorkerConfig
 from cdk.runtime.errors._context import stack_trace
+from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.storage._offset_store import OffsetBackingStore
 
 if TYPE_CHECKING:

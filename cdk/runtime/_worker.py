@@ -50,8 +50,8 @@ from cdk.runtime.storage._offset_storage import OffsetStorageReaderImpl, OffsetS
 
 if TYPE_CHECKING:
     from cdk.converters import Converter, HeaderConverter
-    from cdk.runtime._plugins import Plugins
     from cdk.runtime._worker_config import WorkerConfig
+    from cdk.runtime.isolation._plugins import Plugins
     from cdk.runtime.storage._offset_store import OffsetBackingStore
 
 __all__ = ["ConnectorListener", "Worker"]

@@ -28,11 +28,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cdk.runtime._config_secrets import resolve_variables
-from cdk.runtime._plugins import Plugins
 from cdk.runtime._sink_runner import WorkerSinkTask
 from cdk.runtime._status import ConnectorTaskId, State
 from cdk.runtime._worker import REJOIN_TIMEOUT_S, Worker
 from cdk.runtime._worker_config import WorkerConfig
+from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.storage._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime.storage._status_store import KafkaStatusBackingStore
 from cdk.spark._signals import GenerationWatcher

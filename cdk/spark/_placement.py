@@ -26,7 +26,7 @@ from typing import Any
 
 from cdk.errors import ConnectException
 from cdk.runtime._placement import PlacementListener, TaskGeneration
-from cdk.runtime._plugins import Plugins
+from cdk.runtime.isolation._plugins import Plugins
 from cdk.spark._session import build_session, total_cores
 from cdk.spark._spec import (
     STATUS_TOPIC_CONFIG,

@@ -16,8 +16,8 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
-from cdk.runtime._plugins import Plugins
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig, check_client_override
+from cdk.runtime.isolation._plugins import Plugins
 
 BASE = {"key.converter": "JsonConverter", "value.converter": "StringConverter"}
 

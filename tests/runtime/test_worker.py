@@ -13,10 +13,10 @@ from cdk.api import SinkConnector, SinkRecord, SinkTask, SourceConnector, Source
 from cdk.config import ConfigDef
 from cdk.errors import ConnectException, NotFoundException
 from cdk.kafka import create_topics
-from cdk.runtime._plugins import Plugins
 from cdk.runtime._status import ConnectorTaskId, State, StatusStore, TargetState
 from cdk.runtime._worker import Worker
 from cdk.runtime._worker_config import WorkerConfig
+from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.storage import MemoryOffsetBackingStore, OffsetStorageReaderImpl
 from tests._wait import wait_until
 

@@ -10,7 +10,7 @@ from cdk.api import SinkConnector, SinkRecord, SourceConnector, SourceRecord, So
 from cdk.config import ConfigDef
 from cdk.converters import JsonConverter, SimpleHeaderConverter, StringConverter
 from cdk.errors import ConfigException
-from cdk.runtime._plugins import PluginDesc, Plugins, PluginType
+from cdk.runtime.isolation._plugins import PluginDesc, Plugins, PluginType
 from cdk.transforms import InsertField
 
 
