@@ -27,8 +27,6 @@ from cdk.runtime._distributed_herder import DistributedHerder
 from cdk.runtime._herder import StandaloneHerder
 from cdk.runtime._metrics import Metric, MetricsSnapshot
 from cdk.runtime._placement import PlacementListener, TaskGeneration, TaskPlacement
-from cdk.runtime._requests import BadRequestException
-from cdk.runtime._rest import RestServer
 from cdk.runtime._standalone import EmbeddedWorker
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime._worker import ConnectorListener, Worker
@@ -36,6 +34,8 @@ from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
 from cdk.runtime.errors._config import ErrorHandlingConfig
 from cdk.runtime.errors._context import Stage
 from cdk.runtime.isolation._plugins import PluginDesc, Plugins, PluginType
+from cdk.runtime.rest._requests import BadRequestException
+from cdk.runtime.rest._server import RestServer
 from cdk.runtime.storage._config_store import ClusterConfigState, KafkaConfigBackingStore
 from cdk.runtime.storage._file_offset_store import FileOffsetBackingStore
 from cdk.runtime.storage._kafka_offset_store import KafkaOffsetBackingStore

@@ -21,25 +21,25 @@ from typing import TYPE_CHECKING, Any
 
 from cdk.api import SinkConnector, SourceConnector
 from cdk.errors import ConnectException, NotFoundException
-from cdk.runtime._config_infos import (
+from cdk.runtime._config_secrets import mask, resolve_variables, restore_variables
+from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
+from cdk.runtime._herder_offsets import HerderOffsets
+from cdk.runtime._loggers import Loggers
+from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
+from cdk.runtime._worker_config import WorkerConfig
+from cdk.runtime.errors._context import stack_trace
+from cdk.runtime.isolation._plugins import Plugins
+from cdk.runtime.rest._config_infos import (
     UNKNOWN_KEY_MESSAGE,
     config_infos,
     connector_plugins,
     plugin_config_infos,
     unknown_keys,
 )
-from cdk.runtime._config_secrets import mask, resolve_variables, restore_variables
-from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
-from cdk.runtime._herder_offsets import HerderOffsets
-from cdk.runtime._loggers import Loggers
-from cdk.runtime._requests import (
+from cdk.runtime.rest._requests import (
     BadRequestException,
     parse_initial_state,
 )
-from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
-from cdk.runtime._worker_config import WorkerConfig
-from cdk.runtime.errors._context import stack_trace
-from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.storage._offset_store import OffsetBackingStore
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from typing import Any
 
 from cdk.api import SinkConnector, TopicPartition
 from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG
-from cdk.runtime._requests import BadRequestException, parse_sink_offsets, parse_source_offsets
 from cdk.runtime._status import TargetState
 from cdk.runtime._worker_config import WorkerConfig
 from cdk.runtime.isolation._plugins import Plugins
+from cdk.runtime.rest._requests import BadRequestException, parse_sink_offsets, parse_source_offsets
 from cdk.runtime.storage._connector_offsets import (
     SinkGroupOffsets,
     call_alter,

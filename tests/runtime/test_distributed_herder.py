@@ -19,8 +19,8 @@ import pytest
 
 from cdk.errors import ConfigException, ConnectException, NotFoundException
 from cdk.runtime._distributed import DistributedWorker
-from cdk.runtime._requests import BadRequestException
 from cdk.runtime._status import TargetState
+from cdk.runtime.rest._requests import BadRequestException
 from tests._wait import wait_until
 from tests.integration._support import (
     FAST_GROUP,
@@ -358,7 +358,7 @@ def test_without_pyspark_the_default_placement_says_what_to_install(
 def test_replays_the_recorded_kafka_exchanges_in_distributed_mode(
     driver: Driver, tmp_path: Path
 ) -> None:
-    from tests.runtime.test_rest import replay
+    from tests.runtime.rest.test_rest import replay
 
     worker = driver(rest=True, cluster_id_timeout=10)
     assert worker.rest_url is not None

@@ -33,7 +33,7 @@ from tests.integration._support import (
     unique,
     wait_store_keys,
 )
-from tests.runtime.test_rest import replay
+from tests.runtime.rest.test_rest import replay
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark"), pytest.mark.timeout(600)]

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from cdk.errors import ConfigException, ConnectException, NotFoundException
-from cdk.runtime._http import (
+from cdk.runtime._loggers import to_python_level
+from cdk.runtime.rest._http import (
     HttpError,
     Request,
     RequestHandler,
@@ -34,8 +35,7 @@ from cdk.runtime._http import (
     RouteHandler,
     string_map,
 )
-from cdk.runtime._kit_info import kit_commit
-from cdk.runtime._loggers import to_python_level
+from cdk.runtime.rest._kit_info import kit_commit
 
 if TYPE_CHECKING:
     from cdk.runtime._herder_base import AbstractHerder

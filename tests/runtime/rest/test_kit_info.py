@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cdk.runtime._kit_info import COMMIT_LENGTH, UNKNOWN, git_commit, kit_commit
+from cdk.runtime.rest._kit_info import COMMIT_LENGTH, UNKNOWN, git_commit, kit_commit
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git CLI")
 

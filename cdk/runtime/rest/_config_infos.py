@@ -21,9 +21,9 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
-from cdk.runtime._requests import BadRequestException
 from cdk.runtime._worker_config import CLIENT_OVERRIDE_PREFIXES, WorkerConfig, check_client_override
 from cdk.runtime.isolation._plugins import Plugins, PluginType, plugin_types
+from cdk.runtime.rest._requests import BadRequestException
 
 __all__ = [
     "UNKNOWN_KEY_MESSAGE",

@@ -23,7 +23,7 @@ from cdk.errors import (
     IllegalWorkerStateException,
     NotFoundException,
 )
-from cdk.runtime._requests import BadRequestException
+from cdk.runtime.rest._requests import BadRequestException
 
 __all__ = [
     "HttpError",
