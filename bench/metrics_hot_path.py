@@ -24,8 +24,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from cdk.runtime._metrics import TaskMetrics  # noqa: E402
 from cdk.runtime._status import ConnectorTaskId  # noqa: E402
+from cdk.runtime.metrics import TaskMetrics  # noqa: E402
 
 
 def main() -> None:

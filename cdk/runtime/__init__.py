@@ -25,7 +25,6 @@ from cdk.runtime._distributed import DistributedWorker
 from cdk.runtime._distributed_config import DISTRIBUTED_CONFIG_DEF, DistributedConfig
 from cdk.runtime._distributed_herder import DistributedHerder
 from cdk.runtime._herder import StandaloneHerder
-from cdk.runtime._metrics import Metric, MetricsSnapshot
 from cdk.runtime._placement import PlacementListener, TaskGeneration, TaskPlacement
 from cdk.runtime._standalone import EmbeddedWorker
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
@@ -34,6 +33,7 @@ from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
 from cdk.runtime.errors._config import ErrorHandlingConfig
 from cdk.runtime.errors._context import Stage
 from cdk.runtime.isolation._plugins import PluginDesc, Plugins, PluginType
+from cdk.runtime.metrics._values import Metric, MetricsSnapshot
 from cdk.runtime.rest._requests import BadRequestException
 from cdk.runtime.rest._server import RestServer
 from cdk.runtime.storage._config_store import ClusterConfigState, KafkaConfigBackingStore

@@ -43,8 +43,8 @@ from cdk.runtime.rest._requests import (
 from cdk.runtime.storage._offset_store import OffsetBackingStore
 
 if TYPE_CHECKING:
-    from cdk.runtime._metrics import ConnectMetrics
     from cdk.runtime._worker import Worker
+    from cdk.runtime.metrics._registry import ConnectMetrics
 
 __all__ = ["AbstractHerder", "RestartPlan"]
 

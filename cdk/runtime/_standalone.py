@@ -18,7 +18,6 @@ from typing_extensions import Self
 
 from cdk.errors import ConnectException
 from cdk.runtime._herder import StandaloneHerder
-from cdk.runtime._metrics import MetricsSnapshot
 from cdk.runtime._status import StatusStore
 from cdk.runtime._worker import Worker
 from cdk.runtime._worker_config import (
@@ -27,6 +26,7 @@ from cdk.runtime._worker_config import (
     WorkerConfig,
 )
 from cdk.runtime.isolation._plugins import Plugins
+from cdk.runtime.metrics._values import MetricsSnapshot
 from cdk.runtime.rest._server import RestServer
 from cdk.runtime.storage._file_offset_store import FileOffsetBackingStore
 from cdk.runtime.storage._offset_store import MemoryOffsetBackingStore, OffsetBackingStore

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from typing_extensions import NotRequired
 
-from cdk.runtime._metrics import TaskKind, TaskMetrics
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime.errors._context import ProcessingContext, Stage, stack_trace
+from cdk.runtime.metrics._task_metrics import TaskKind, TaskMetrics
 
 if TYPE_CHECKING:
     from cdk.converters import Converter, HeaderConverter

@@ -36,7 +36,6 @@ from cdk.runtime._contexts import (
     WorkerSourceTaskContext,
 )
 from cdk.runtime._leave_order import LeaveDecision, decide_leave_mode
-from cdk.runtime._metrics import ConnectMetrics, ConnectorMetricsInfo
 from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
 from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
@@ -46,6 +45,7 @@ from cdk.runtime.errors._errant_reporter import WorkerErrantRecordReporter
 from cdk.runtime.errors._metrics import ErrorHandlingMetrics
 from cdk.runtime.errors._reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
 from cdk.runtime.errors._retry_operator import RetryWithToleranceOperator
+from cdk.runtime.metrics._registry import ConnectMetrics, ConnectorMetricsInfo
 from cdk.runtime.storage._offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 
 if TYPE_CHECKING:

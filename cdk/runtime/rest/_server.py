@@ -452,7 +452,7 @@ class RestServer:
         return Response(200, self.herder.validate_connector_config(config))
 
     def _metrics(self, request: Request) -> Response:
-        from cdk.runtime._prometheus import new_registry, render
+        from cdk.runtime.metrics._prometheus import new_registry, render
 
         herder = self.herder
         with self._metrics_lock:

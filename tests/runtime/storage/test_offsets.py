@@ -233,7 +233,7 @@ def test_file_store_survives_kill_9(tmp_path: Path) -> None:
         [sys.executable, "-c", _WRITER, str(path)],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
     )
     try:
         assert proc.stdout is not None

@@ -1,6 +1,6 @@
 """Kafka Connect's metrics in Prometheus's exposition formats (``GET /metrics``).
 
-A :class:`ConnectCollector` reads the worker's :class:`~cdk.runtime._metrics.ConnectMetrics` when
+A :class:`ConnectCollector` reads the worker's :class:`~cdk.runtime.metrics.ConnectMetrics` when
 Prometheus scrapes, and names each metric the way the Prometheus JMX exporter names Kafka's MBean
 attributes by default: ``kafka_connect_<group>_<name>``, dashes turned into underscores, Kafka's
 tags as labels, e.g. ``kafka_connect_sink_task_metrics_sink_record_read_rate{connector="s",
@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from cdk.runtime._metrics import ConnectMetrics, Metric, description
+from cdk.runtime.metrics._descriptions import description
+from cdk.runtime.metrics._registry import ConnectMetrics
+from cdk.runtime.metrics._values import Metric
 
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
