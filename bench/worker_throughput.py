@@ -175,7 +175,7 @@ class Worker:
         import httpx
 
         from cdk.kafka import free_port
-        from cdk.runtime._standalone import EmbeddedWorker
+        from cdk.runtime.standalone._worker import EmbeddedWorker
 
         port = free_port()
         self.props = {

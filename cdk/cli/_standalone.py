@@ -130,7 +130,7 @@ def standalone(
     """
     from cdk.config import load_properties
     from cdk.errors import ConfigException
-    from cdk.runtime._standalone import EmbeddedWorker
+    from cdk.runtime.standalone._worker import EmbeddedWorker
 
     configure_logging(log_level)
     try:

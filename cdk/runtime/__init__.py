@@ -24,9 +24,7 @@ from cdk.runtime._connector_config_def import (
 from cdk.runtime._distributed import DistributedWorker
 from cdk.runtime._distributed_config import DISTRIBUTED_CONFIG_DEF, DistributedConfig
 from cdk.runtime._distributed_herder import DistributedHerder
-from cdk.runtime._herder import StandaloneHerder
 from cdk.runtime._placement import PlacementListener, TaskGeneration, TaskPlacement
-from cdk.runtime._standalone import EmbeddedWorker
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime._worker import ConnectorListener, Worker
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
@@ -36,6 +34,8 @@ from cdk.runtime.isolation._plugins import PluginDesc, Plugins, PluginType
 from cdk.runtime.metrics._values import Metric, MetricsSnapshot
 from cdk.runtime.rest._requests import BadRequestException
 from cdk.runtime.rest._server import RestServer
+from cdk.runtime.standalone._herder import StandaloneHerder
+from cdk.runtime.standalone._worker import EmbeddedWorker
 from cdk.runtime.storage._config_store import ClusterConfigState, KafkaConfigBackingStore
 from cdk.runtime.storage._file_offset_store import FileOffsetBackingStore
 from cdk.runtime.storage._kafka_offset_store import KafkaOffsetBackingStore

@@ -25,10 +25,10 @@ from cdk.errors import ConnectException
 from cdk.runtime._distributed_config import DistributedConfig
 from cdk.runtime._distributed_herder import DistributedHerder
 from cdk.runtime._placement import TaskPlacement
-from cdk.runtime._standalone import InProcessWorker
 from cdk.runtime._worker import Worker
 from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.rest._server import RestServer
+from cdk.runtime.standalone._worker import InProcessWorker
 from cdk.runtime.storage._config_store import KafkaConfigBackingStore
 from cdk.runtime.storage._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime.storage._status_store import DriverStatusView, KafkaStatusBackingStore

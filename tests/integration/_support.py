@@ -335,7 +335,7 @@ class Connect:
     """One running in-process worker (``EmbeddedWorker``) and a REST client for it."""
 
     def __init__(self, props: dict[str, str]) -> None:
-        from cdk.runtime._standalone import EmbeddedWorker
+        from cdk.runtime.standalone._worker import EmbeddedWorker
 
         self.props = props
         self.worker: Any = EmbeddedWorker(props)

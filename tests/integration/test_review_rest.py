@@ -12,7 +12,7 @@ import pytest
 
 from cdk.api import SourceRecord, Task
 from cdk.errors import ConnectException
-from cdk.runtime._standalone import EmbeddedWorker
+from cdk.runtime.standalone._worker import EmbeddedWorker
 from tests._wait import wait_until
 from tests.integration.test_review_runtime import IdleSourceTask, _Source, _unique, _worker
 

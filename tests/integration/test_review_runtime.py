@@ -30,7 +30,7 @@ from cdk.api import (
 )
 from cdk.config import ConfigDef, Importance, Type
 from cdk.kafka import create_topics
-from cdk.runtime._standalone import EmbeddedWorker
+from cdk.runtime.standalone._worker import EmbeddedWorker
 from tests._wait import wait_until
 
 MOD = __name__

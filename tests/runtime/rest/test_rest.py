@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from cdk.runtime._standalone import EmbeddedWorker
+from cdk.runtime.standalone._worker import EmbeddedWorker
 from tests._wait import wait_until
-from tests.runtime.test_herder import SECRET, TinySourceConnector
+from tests.runtime.standalone.test_herder import SECRET, TinySourceConnector
 
 # 30 exchanges recorded with an Apache Kafka Connect 3.9.0 worker (test data, not code)
 EXCHANGES = Path(__file__).parent / "data" / "kafka-connect-rest-exchanges.json"

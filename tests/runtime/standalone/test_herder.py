@@ -13,10 +13,10 @@ import pytest
 from cdk.api import SourceConnector, SourceRecord, SourceTask, Task
 from cdk.config import ConfigDef, Importance, Type
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
-from cdk.runtime._herder import StandaloneHerder
-from cdk.runtime._standalone import EmbeddedWorker
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime.rest._requests import BadRequestException
+from cdk.runtime.standalone._herder import StandaloneHerder
+from cdk.runtime.standalone._worker import EmbeddedWorker
 from tests._wait import wait_until
 
 SECRET = "hunter2-very-secret"

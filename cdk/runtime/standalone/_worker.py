@@ -17,7 +17,6 @@ from typing import Any
 from typing_extensions import Self
 
 from cdk.errors import ConnectException
-from cdk.runtime._herder import StandaloneHerder
 from cdk.runtime._status import StatusStore
 from cdk.runtime._worker import Worker
 from cdk.runtime._worker_config import (
@@ -28,6 +27,7 @@ from cdk.runtime._worker_config import (
 from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.metrics._values import MetricsSnapshot
 from cdk.runtime.rest._server import RestServer
+from cdk.runtime.standalone._herder import StandaloneHerder
 from cdk.runtime.storage._file_offset_store import FileOffsetBackingStore
 from cdk.runtime.storage._offset_store import MemoryOffsetBackingStore, OffsetBackingStore
 
