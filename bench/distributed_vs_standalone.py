@@ -36,7 +36,8 @@ import httpx  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 
 from cdk.kafka import EmbeddedKafka, create_topics  # noqa: E402
-from cdk.runtime import DistributedWorker, EmbeddedWorker  # noqa: E402
+from cdk.runtime import EmbeddedWorker  # noqa: E402
+from cdk.spark import distributed_worker  # noqa: E402
 from harness.spark import LocalSpark, SparkProvider, StandaloneSpark  # noqa: E402
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -132,7 +133,7 @@ def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None
     topic = f"bench-{uuid.uuid4().hex[:8]}"
     create_topics(bootstrap, [topic], partitions=1)
     props = worker_props(bootstrap, tmp, spark)
-    worker: Any = EmbeddedWorker(props) if spark is None else DistributedWorker(props)
+    worker: Any = EmbeddedWorker(props) if spark is None else distributed_worker(props)
     started = time.monotonic()
     worker.start()
     ready = time.monotonic() - started

@@ -35,11 +35,11 @@ def distributed(worker_properties: Path, log_level: str) -> None:
     Runs until SIGINT or SIGTERM, then ends the tasks (committing offsets).
     """
     from cdk.config import load_properties
-    from cdk.runtime._distributed import DistributedWorker
+    from cdk.spark import distributed_worker
 
     configure_logging(log_level)
     try:
-        worker = DistributedWorker(load_properties(worker_properties))
+        worker = distributed_worker(load_properties(worker_properties))
     except ConnectException as exc:
         raise click.ClickException(str(exc)) from exc
 

@@ -1,17 +1,29 @@
-"""What runs connectors, shared by the standalone and the Spark modes.
+"""What runs connectors, shared by the standalone and the distributed modes.
 
-:class:`EmbeddedWorker` is the in-process standalone worker (``cdk standalone`` runs one with
-its REST API); tests use it directly. Inside it: :class:`Plugins` finds connectors, converters
-and transformations; :class:`Worker` runs connectors and their tasks, each task on its own
-thread; :class:`StandaloneHerder` manages connector configs, states and restarts; and
-:class:`RestServer` serves Kafka Connect's REST API. Offsets live in an
-:class:`OffsetBackingStore` (memory, file or Kafka topic), statuses in a :class:`StatusStore`.
+The engine is here, as in Kafka Connect's ``runtime`` package: :class:`Worker` runs connectors
+and their tasks, each task on its own thread (the source and sink task runners), with the
+configurations (:class:`WorkerConfig`, :class:`ConnectorConfig`) and the states
+(:class:`State`, :class:`Status`, :class:`StatusStore`) both modes share. The rest is in
+sub-packages by concern, each with its own ``__all__``:
 
-Distributed mode: :class:`DistributedWorker` is the in-process driver (``cdk distributed`` runs
-one with its REST API) of a :class:`DistributedHerder`, which keeps connector configs in a
-:class:`KafkaConfigBackingStore`, statuses in a :class:`KafkaStatusBackingStore` and offsets in
-a :class:`KafkaOffsetBackingStore`, and runs tasks on a :class:`TaskPlacement` (the Spark one of
-:mod:`cdk.spark`). :class:`DistributedConfig` is its worker configuration.
+- :mod:`cdk.runtime.standalone`: :class:`EmbeddedWorker`, the in-process standalone worker
+  (``cdk standalone`` runs one with its REST API; tests use it directly), and its
+  :class:`StandaloneHerder`;
+- :mod:`cdk.runtime.distributed`: :class:`DistributedWorker`, the in-process driver of a
+  :class:`DistributedHerder`, its :class:`DistributedConfig`, and the :class:`TaskPlacement`
+  contract of where its tasks run (the Spark placement is :mod:`cdk.spark`'s; the runtime
+  never imports it);
+- :mod:`cdk.runtime.storage`: offsets in an :class:`OffsetBackingStore` (memory, file or Kafka
+  topic), configs in a :class:`KafkaConfigBackingStore`, statuses in a
+  :class:`KafkaStatusBackingStore`;
+- :mod:`cdk.runtime.errors`: retries, tolerance, the error log and the dead letter queue;
+- :mod:`cdk.runtime.rest`: Kafka Connect's REST API (:class:`RestServer`);
+- :mod:`cdk.runtime.metrics`: Kafka Connect's metrics (:class:`MetricsSnapshot`) and their
+  Prometheus endpoint;
+- :mod:`cdk.runtime.isolation`: plugin discovery (:class:`Plugins`);
+- :mod:`cdk.runtime.util`: ``KafkaBasedLog`` and small helpers.
+
+The names most users need are re-exported here.
 """
 
 from __future__ import annotations
@@ -21,13 +33,13 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
-from cdk.runtime._distributed import DistributedWorker
-from cdk.runtime._distributed_config import DISTRIBUTED_CONFIG_DEF, DistributedConfig
-from cdk.runtime._distributed_herder import DistributedHerder
-from cdk.runtime._placement import PlacementListener, TaskGeneration, TaskPlacement
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime._worker import ConnectorListener, Worker
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
+from cdk.runtime.distributed._config import DISTRIBUTED_CONFIG_DEF, DistributedConfig
+from cdk.runtime.distributed._herder import DistributedHerder
+from cdk.runtime.distributed._placement import PlacementListener, TaskGeneration, TaskPlacement
+from cdk.runtime.distributed._worker import DistributedWorker
 from cdk.runtime.errors._config import ErrorHandlingConfig
 from cdk.runtime.errors._context import Stage
 from cdk.runtime.isolation._plugins import PluginDesc, Plugins, PluginType

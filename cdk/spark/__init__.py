@@ -1,6 +1,7 @@
 """Spark through PySpark: distributed mode and connectors inside Spark pipelines.
 
-Distributed mode: :class:`SparkPlacement` runs connector tasks as long-lived Spark tasks.
+Distributed mode: :func:`distributed_worker` is a driver whose tasks run on Spark;
+:class:`SparkPlacement` runs connector tasks as long-lived Spark tasks.
 
 Connectors in pipelines: :func:`register` adds the ``cdk`` format to a SparkSession, so any
 source connector reads into a DataFrame (``spark.read.format("cdk")``,
@@ -16,6 +17,7 @@ lazily: this package imports without them, and using Spark says what to install.
 
 from __future__ import annotations
 
+from cdk.spark._driver import distributed_worker, spark_placement
 from cdk.spark._kafka_codec import CONVERTER_ALIASES, kafka_decoder, kafka_encoder
 from cdk.spark._placement import SparkPlacement
 from cdk.spark._register import FORMAT, KAFKA_FORMAT, register, session_conf
@@ -30,6 +32,8 @@ from cdk.spark._session import session_settings
 
 __all__ = [
     # distributed mode
+    "distributed_worker",
+    "spark_placement",
     "SparkPlacement",
     "session_settings",
     # connectors in pipelines

@@ -1,15 +1,16 @@
 """The Spark placement: each connector generation runs as one Spark job, a Spark task per task.
 
-:class:`SparkPlacement` implements :class:`~cdk.runtime._placement.TaskPlacement` for the
-distributed herder. :meth:`~SparkPlacement.launch` submits the generation's job from a thread of
+:class:`SparkPlacement` implements :class:`~cdk.runtime.distributed._placement.TaskPlacement` for
+the distributed herder. :meth:`~SparkPlacement.launch` submits the generation's job from a thread of
 its own, in a job group of its own (``cdk-<connector>-<generation>-<n>``, interruptible): a
 ``mapPartitions`` over the task numbers, one partition each, running
-:func:`cdk.spark._executor.run_partition` on the executors. The job ends when all its tasks
-return, which they do once Kafka tells them the generation ended (see
-:mod:`cdk.runtime._placement`); :meth:`~SparkPlacement.await_end` cancels the job group of what
-overruns its timeout. Spark retries a lost task (``spark.task.maxFailures``); when the retries are
-exhausted the job fails and the herder hears which tasks could not be kept running, with Spark's
-reason, through :meth:`~cdk.runtime._placement.PlacementListener.generation_ended`.
+:func:`cdk.spark._executor.run_partition` on the executors. The job ends when all its tasks return,
+which they do once Kafka tells them the generation ended (see
+:mod:`cdk.runtime.distributed._placement`); :meth:`~SparkPlacement.await_end` cancels the job group
+of what overruns its timeout. Spark retries a lost task (``spark.task.maxFailures``); when the
+retries are exhausted the job fails and the herder hears which tasks could not be kept running, with
+Spark's reason, through
+:meth:`~cdk.runtime.distributed._placement.PlacementListener.generation_ended`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdk.errors import ConnectException
-from cdk.runtime._placement import PlacementListener, TaskGeneration
+from cdk.runtime.distributed._placement import PlacementListener, TaskGeneration
 from cdk.runtime.isolation._plugins import Plugins
 from cdk.spark._session import build_session, total_cores
 from cdk.spark._spec import (

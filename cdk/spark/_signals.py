@@ -1,7 +1,7 @@
 """On an executor: what the config and status topics say about a running generation.
 
 A Spark task learns how its generation ends from Kafka, as the contract of
-:mod:`cdk.runtime._placement` describes: it reads the config topic from just after its
+:mod:`cdk.runtime.distributed._placement` describes: it reads the config topic from just after its
 generation's ``commit-<name>`` record, and the status topic from the end offsets the driver read
 when it launched the job (an ``UNASSIGNED`` connector status there ends the generation when its
 ``generation`` is at least the task's). :class:`GenerationWatcher` turns those records into

@@ -69,9 +69,9 @@ def distributed_worker(
 
     Start another with the same ``props`` to restart the driver: it recovers from the topics.
     """
-    from cdk.runtime import DistributedWorker
+    from cdk.spark import distributed_worker
 
-    worker = DistributedWorker(
+    worker = distributed_worker(
         dict(props) if props is not None else distributed_properties(ctx),
         rest=True,
         extra_plugins=[ctx.connector_class],

@@ -9,8 +9,8 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from cdk.kafka import create_topics
-from cdk.runtime._placement import TaskGeneration
 from cdk.runtime._status import ConnectorTaskId, Status, TargetState
+from cdk.runtime.distributed._placement import TaskGeneration
 from cdk.runtime.storage._cluster_records import (
     commit_key,
     connector_key,

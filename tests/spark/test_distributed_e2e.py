@@ -20,6 +20,7 @@ import pytest
 from cdk.errors import NotFoundException
 from cdk.runtime import DistributedWorker
 from cdk.runtime._status import TargetState
+from cdk.spark import distributed_worker
 from harness.spark import SparkProvider, StandaloneSpark
 from tests._wait import wait_until
 from tests.integration._support import (
@@ -91,7 +92,7 @@ def driver(props: dict[str, str], spark_cluster: StandaloneSpark) -> Iterator[Dr
     started: list[DistributedWorker] = []
 
     def start(*, rest: bool = False) -> DistributedWorker:
-        worker = DistributedWorker(props, rest=rest)
+        worker = distributed_worker(props, rest=rest)
         started.append(worker)
         return worker.start()
 

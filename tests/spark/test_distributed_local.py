@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from cdk.runtime._distributed import DistributedWorker
-from cdk.spark import SparkPlacement
+from cdk.runtime import DistributedWorker
+from cdk.spark import SparkPlacement, distributed_worker
 from tests._wait import wait_until
 from tests.connectors.recording import read_store
 from tests.integration._support import (
@@ -66,7 +66,7 @@ def drivers() -> Iterator[list[DistributedWorker]]:
 
 
 def _start(props: dict[str, str], started: list[DistributedWorker]) -> tuple[Any, Rest]:
-    driver = DistributedWorker(props, cluster_id_timeout=0)
+    driver = distributed_worker(props, cluster_id_timeout=0)
     started.append(driver)
     driver.start()
     assert isinstance(driver.placement, SparkPlacement)

@@ -12,7 +12,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from cdk.errors import ConfigException
-from cdk.runtime import DistributedWorker
+from cdk.spark import distributed_worker
 from harness._docker import dockerd_installed, ping
 from harness._spark_standalone import session_members
 from harness.spark import (
@@ -181,7 +181,7 @@ def test_the_pipeline_runs_on_spark_containers(
     topic = make_topic(kafka_bootstrap, partitions=2)
     spark = spark_containers
     props = driver_props(kafka_bootstrap, spark)
-    with DistributedWorker(props, rest=False, cluster_id_timeout=0) as worker:
+    with distributed_worker(props, rest=False, cluster_id_timeout=0) as worker:
         # the containers' executors register one by one: the 3 tasks need both
         placement = worker.placement
         assert placement is not None

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from cdk.errors import ConfigException, ConnectException, NotFoundException
-from cdk.runtime._distributed import DistributedWorker
 from cdk.runtime._status import TargetState
+from cdk.runtime.distributed._worker import DistributedWorker
 from cdk.runtime.rest._requests import BadRequestException
 from tests._wait import wait_until
 from tests.integration._support import (
@@ -32,7 +32,7 @@ from tests.integration._support import (
     recording_config,
     wait_store_keys,
 )
-from tests.runtime._thread_placement import ThreadPlacement
+from tests.runtime.distributed._thread_placement import ThreadPlacement
 from tests.runtime.storage.test_kafka_stores import _records
 
 
@@ -346,11 +346,21 @@ def test_distributed_config_errors_name_the_key(kafka_bootstrap: str) -> None:
         DistributedWorker(eos, placement=ThreadPlacement({}))
 
 
-def test_without_pyspark_the_default_placement_says_what_to_install(
+def test_without_a_placement_the_driver_says_how_to_get_the_spark_one(
+    kafka_bootstrap: str,
+) -> None:
+    worker = DistributedWorker(_props(kafka_bootstrap, f"np-{uuid.uuid4().hex[:6]}"), rest=False)
+    with pytest.raises(ConnectException, match=r"no task placement.*spark\.distributed_worker"):
+        worker.start()
+
+
+def test_without_pyspark_the_spark_driver_says_what_to_install(
     kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from cdk.spark import distributed_worker
+
     monkeypatch.setitem(sys.modules, "pyspark", None)  # as when the spark extra is missing
-    worker = DistributedWorker(_props(kafka_bootstrap, f"np-{uuid.uuid4().hex[:6]}"), rest=False)
+    worker = distributed_worker(_props(kafka_bootstrap, f"np-{uuid.uuid4().hex[:6]}"), rest=False)
     with pytest.raises(ConnectException, match=r"pip install 'connect-cdk\[spark\]'"):
         worker.start()
 

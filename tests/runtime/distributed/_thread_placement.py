@@ -14,7 +14,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from cdk.runtime._placement import PlacementListener, TaskGeneration
+from cdk.runtime.distributed._placement import PlacementListener, TaskGeneration
 from cdk.runtime.isolation._plugins import Plugins
 from cdk.spark._executor import run_task
 from cdk.spark._spec import TaskSpec, extra_plugin_paths, worker_props_without_spark

@@ -11,8 +11,10 @@
                             "value.converter": "JsonConverter"}) as driver:
         driver.herder.create_connector("src", {"connector.class": "MySource", ...})
 
-The tasks run on a :class:`~cdk.runtime._placement.TaskPlacement`: by default the Spark one of
-:mod:`cdk.spark` (it needs the ``spark`` extra), on ``spark.master``.
+The tasks run on a :class:`~cdk.runtime.distributed._placement.TaskPlacement` given by the caller:
+:func:`cdk.spark.distributed_worker` (and ``cdk distributed``) give the Spark one, on
+``spark.master``. Nothing here imports :mod:`cdk.spark`: Spark depends on the runtime, never the
+other way.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from cdk.errors import ConnectException
-from cdk.runtime._distributed_config import DistributedConfig
-from cdk.runtime._distributed_herder import DistributedHerder
-from cdk.runtime._placement import TaskPlacement
 from cdk.runtime._worker import Worker
+from cdk.runtime.distributed._config import DistributedConfig
+from cdk.runtime.distributed._herder import DistributedHerder
+from cdk.runtime.distributed._placement import TaskPlacement
 from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.rest._server import RestServer
 from cdk.runtime.standalone._worker import InProcessWorker
@@ -33,32 +35,18 @@ from cdk.runtime.storage._config_store import KafkaConfigBackingStore
 from cdk.runtime.storage._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime.storage._status_store import DriverStatusView, KafkaStatusBackingStore
 
-__all__ = ["DistributedWorker", "spark_placement"]
+__all__ = ["DistributedWorker", "PlacementFactory"]
 
 log = logging.getLogger("cdk.runtime.distributed")
 
-SPARK_MISSING = (
-    "Distributed mode runs connector tasks on Spark, and PySpark is not installed: "
-    "pip install 'connect-cdk[spark]'"
+#: Makes the task placement of a driver from its configuration and plugins, when it starts.
+PlacementFactory = Callable[[DistributedConfig, Plugins], TaskPlacement]
+
+NO_PLACEMENT = (
+    "This distributed driver has no task placement. Distributed mode runs connector tasks on "
+    "Spark: start the driver with cdk.spark.distributed_worker(worker_props) (or `cdk "
+    "distributed`), or pass placement= to DistributedWorker"
 )
-
-
-def spark_placement(config: DistributedConfig, plugins: Plugins | None = None) -> TaskPlacement:
-    """The Spark placement of :mod:`cdk.spark` for ``config`` (imported only now).
-
-    Raises:
-        ConnectException: PySpark (the ``spark`` extra) is not installed.
-    """
-    try:
-        import pyspark  # noqa: F401
-
-        from cdk import spark
-    except ImportError as exc:
-        raise ConnectException(SPARK_MISSING) from exc
-    factory: Callable[..., TaskPlacement] | None = getattr(spark, "SparkPlacement", None)
-    if factory is None:
-        raise ConnectException("This build of connect-cdk has no Spark task placement")
-    return factory(config, plugins=plugins)
 
 
 class DistributedWorker(InProcessWorker):
@@ -67,7 +55,9 @@ class DistributedWorker(InProcessWorker):
     Args:
         worker_props: the worker properties (as in ``connect-distributed.properties``, plus
             ``spark.*`` keys).
-        placement: where task generations run (default: :func:`spark_placement` at start).
+        placement: where task generations run, or a factory that makes it from the config and
+            plugins when the driver starts (:func:`cdk.spark.distributed_worker` passes the
+            Spark one).
         rest: serve the REST API (on ``listeners``; port 0 picks a free port).
         plugins: the plugin registry (default: built-ins and ``cdk.plugins`` entry points).
         extra_plugins: more plugin classes to register (when ``plugins`` is not given).
@@ -81,7 +71,7 @@ class DistributedWorker(InProcessWorker):
         self,
         worker_props: Mapping[str, Any],
         *,
-        placement: TaskPlacement | None = None,
+        placement: TaskPlacement | PlacementFactory | None = None,
         rest: bool = True,
         plugins: Plugins | None = None,
         extra_plugins: Iterable[type] = (),
@@ -89,7 +79,12 @@ class DistributedWorker(InProcessWorker):
     ) -> None:
         self.plugins = plugins if plugins is not None else Plugins(extra_plugins)
         self.config: DistributedConfig = DistributedConfig(worker_props, plugins=self.plugins)
-        self._placement = placement
+        self._placement: TaskPlacement | None = None
+        self._placement_factory: PlacementFactory | None = None
+        if placement is None or hasattr(placement, "launch"):
+            self._placement = placement  # type: ignore[assignment]
+        else:
+            self._placement_factory = placement
         self._rest_enabled = rest
         self._cluster_id_timeout = cluster_id_timeout
         self.rest: RestServer | None = None
@@ -136,12 +131,14 @@ class DistributedWorker(InProcessWorker):
 
         Raises:
             ConnectException: the cluster or a topic cannot be used, the REST port cannot be
-                bound, or PySpark is missing for the default placement.
+                bound, or there is no task placement (or it cannot be made).
         """
         try:
             placement = self._placement
             if placement is None:
-                placement = self._placement = spark_placement(self.config, self.plugins)
+                if self._placement_factory is None:
+                    raise ConnectException(NO_PLACEMENT)
+                placement = self._placement = self._placement_factory(self.config, self.plugins)
             if self._rest_enabled:
                 self.rest = RestServer.from_config(self.config)
                 self.rest.bind()

@@ -32,17 +32,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
 from cdk.runtime._config_secrets import secret_keys
 from cdk.runtime._herder_base import AbstractHerder
-from cdk.runtime._placement import TaskGeneration, TaskPlacement
 from cdk.runtime._status import (
     ConnectorTaskId,
     State,
     Status,
     TargetState,
 )
+from cdk.runtime.distributed._placement import TaskGeneration, TaskPlacement
 
 if TYPE_CHECKING:
-    from cdk.runtime._distributed_config import DistributedConfig
     from cdk.runtime._worker import Worker
+    from cdk.runtime.distributed._config import DistributedConfig
     from cdk.runtime.isolation._plugins import Plugins
     from cdk.runtime.storage._config_store import KafkaConfigBackingStore
     from cdk.runtime.storage._offset_store import OffsetBackingStore
