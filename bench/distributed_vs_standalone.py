@@ -38,7 +38,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: 
 from cdk.kafka import EmbeddedKafka, create_topics  # noqa: E402
 from cdk.runtime import EmbeddedWorker  # noqa: E402
 from cdk.spark import distributed_worker  # noqa: E402
-from harness.spark import LocalSpark, SparkProvider, StandaloneSpark  # noqa: E402
+from harness.providers.spark import LocalSpark, SparkProvider, StandaloneSpark  # noqa: E402
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 GENERATOR = "tests.connectors.generator.GeneratorSourceConnector"

@@ -82,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("cdk_project")
     if path is None:
         return
-    from harness.kafka import kafka_provider
+    from harness.providers.kafka import kafka_provider
 
     spec = str(config.getoption("cdk_kafka"))
     only, skip = _split(config.getoption("cdk_only")), _split(config.getoption("cdk_skip"))
@@ -121,7 +121,7 @@ class _CertificationSession:
         if self.start_error is not None:
             raise ConnectException(self.start_error)
         if self.provider is None:
-            from harness.kafka import kafka_provider
+            from harness.providers.kafka import kafka_provider
 
             provider = kafka_provider(self.kafka)
             try:

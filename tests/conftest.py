@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from cdk.kafka import EmbeddedKafka
-from harness.spark import LocalSpark, StandaloneSpark
+from harness.providers.spark import LocalSpark, StandaloneSpark
 
 settings.register_profile(
     "ci",
@@ -40,8 +40,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark the tests that would share what only one test may use at a time: they fail at setup.
 
     - A test marked ``docker`` must be in the exclusive xdist group: the machine has one Docker
-      engine (harness/_docker.py starts and stops it), so its tests run one after another on
-      one worker (``@pytest.mark.xdist_group("exclusive")``).
+      engine (harness/providers/_docker.py starts and stops it), so its tests run one after another
+      on one worker (``@pytest.mark.xdist_group("exclusive")``).
     - On an xdist worker with ``--dist loadgroup``, every grouped test's node id must end with
       ``@group``, which is how pytest-xdist tells its scheduler. On pytest 9.2 that no longer
       takes (pytest-xdist issue 1386) and the groups would be silently ignored;

@@ -379,7 +379,7 @@ def certify(
         write_bundle,
     )
     from harness.certify import certify as run_certification
-    from harness.kafka import kafka_provider
+    from harness.providers.kafka import kafka_provider
 
     try:
         kafka_provider(kafka)

@@ -53,7 +53,7 @@ from harness.certify._evidence import mask_config, plain, redact_value
 from harness.certify._probe import SourceProbe
 from harness.certify._project import Project
 from harness.certify._rest import RestClient
-from harness.kafka import BrokerStall
+from harness.providers.kafka import BrokerStall
 
 __all__ = ["CheckContext", "DecodedRecord", "ProcessWorker", "WorkerHandle"]
 

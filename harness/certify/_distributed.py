@@ -24,7 +24,7 @@ TASK_MAX_FAILURES = "8"
 
 
 def spark_cluster(ctx: CheckContext) -> Any:
-    """The run's standalone Spark cluster (a :class:`harness.spark.StandaloneSpark`).
+    """The run's standalone Spark cluster (a :class:`harness.providers.spark.StandaloneSpark`).
 
     Raises:
         CheckNotVerified: the run has no Spark cluster (not the distributed runtime).
@@ -34,7 +34,7 @@ def spark_cluster(ctx: CheckContext) -> Any:
             "the run has no Spark cluster: the distributed checks run with "
             "cdk certify --runtime distributed"
         )
-    from harness.spark import StandaloneSpark
+    from harness.providers.spark import StandaloneSpark
 
     return StandaloneSpark.attach(ctx.spark_dir)
 

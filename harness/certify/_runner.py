@@ -37,7 +37,7 @@ from harness.certify._project import Project
 from harness.certify._report_config import config_reference_html
 
 if TYPE_CHECKING:
-    from harness.kafka import BrokerStall
+    from harness.providers.kafka import BrokerStall
 
 __all__ = [
     "EXIT_CERTIFIABLE",
@@ -268,7 +268,7 @@ def certify(
         ValueError: ``jobs`` is less than 1, or more than 1 without ``isolate``, or
             ``runtime`` is not one of :data:`RUNTIMES`.
     """
-    from harness.kafka import broker_stall, kafka_provider
+    from harness.providers.kafka import broker_stall, kafka_provider
 
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
@@ -627,14 +627,14 @@ class _SparkForRun:
         return str(self.cluster.workdir) if self.cluster is not None else None
 
     def start(self, directory: Path) -> None:
-        from harness.spark import StandaloneSpark
+        from harness.providers.spark import StandaloneSpark
 
         cluster = StandaloneSpark(SPARK_WORKERS, cores=1, memory="1g", workdir=directory)
         cluster.start()
         self.cluster = cluster
 
     def describe(self) -> str:
-        from harness.spark import spark_version
+        from harness.providers.spark import spark_version
 
         return (
             f"PySpark {spark_version()}, a standalone cluster of {SPARK_WORKERS} one-core "

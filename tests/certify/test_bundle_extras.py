@@ -29,7 +29,7 @@ NOT_FOR_CERTIFY = {
     "docutils": "cdk.sphinxext is a Sphinx extension (the docs extra)",
     "orjson": "an optional faster JSON parser; the converter falls back to json",
     "pyspark": "--runtime distributed|spark and cdk.spark only (the spark extra, imported lazily)",
-    "py4j": "the Spark containers backend of harness.spark (comes with pyspark, the spark extra)",
+    "py4j": "the Spark containers of harness.providers.spark (with pyspark, the spark extra)",
 }
 
 

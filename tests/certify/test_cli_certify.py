@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from harness._docker import dockerd_installed, ping
 from harness.certify import Outcome, all_checks
+from harness.providers._docker import dockerd_installed, ping
 from tests._procs import descendants, process_alive
 from tests._wait import wait_until
 from tests.certify._support import describe, project_for, run_checks

@@ -97,7 +97,7 @@ def test_source_to_sink_on_testcontainers(connect: Callable[..., Connect], tmp_p
     reason = _docker_available()
     if reason:
         pytest.skip(f"testcontainers provider needs a Docker engine: {reason}")
-    from harness.kafka import kafka_provider
+    from harness.providers.kafka import kafka_provider
 
     with kafka_provider("testcontainers") as kafka:
         worker = connect({"bootstrap.servers": kafka.bootstrap_servers})

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cdk.kafka import BrokerUnreachableException, check_connection, create_topics, free_port
-from harness.kafka import consume_all, produce
+from harness.providers.kafka import consume_all, produce
 
 CDK = Path(sys.executable).with_name("cdk")
 READY = re.compile(r"Kafka broker \(Tansu ([\w.-]+)\) listening on (127\.0\.0\.1:\d+) ")

@@ -26,7 +26,7 @@ from cdk.kafka import (
     new_producer,
     producer_config,
 )
-from harness.kafka import FAST_GROUP_JOIN, consume_all, produce
+from harness.providers.kafka import FAST_GROUP_JOIN, consume_all, produce
 from tests._wait import wait_until
 
 UNREACHABLE = "127.0.0.1:1"

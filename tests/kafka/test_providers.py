@@ -20,7 +20,7 @@ from cdk.kafka import (
     free_port,
     tansu_binary,
 )
-from harness.kafka import TestcontainersKafka, consume_all, kafka_provider, produce
+from harness.providers.kafka import TestcontainersKafka, consume_all, kafka_provider, produce
 from tests._procs import process_alive
 
 

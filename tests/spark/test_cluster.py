@@ -8,7 +8,7 @@ import pytest
 
 from cdk.runtime._status import TargetState
 from cdk.spark import SparkPlacement
-from harness.spark import StandaloneSpark
+from harness.providers.spark import StandaloneSpark
 from tests._wait import wait_until
 from tests.integration._support import TopicReader, make_topic
 from tests.spark._support import Listener, StateTopics, worker_props

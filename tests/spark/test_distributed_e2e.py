@@ -21,7 +21,7 @@ from cdk.errors import NotFoundException
 from cdk.runtime import DistributedWorker
 from cdk.runtime._status import TargetState
 from cdk.spark import distributed_worker
-from harness.spark import SparkProvider, StandaloneSpark
+from harness.providers.spark import SparkProvider, StandaloneSpark
 from tests._wait import wait_until
 from tests.integration._support import (
     FAST_GROUP,

@@ -1,4 +1,4 @@
-"""The cdk format on a 2-worker standalone cluster (harness.spark), in a driver subprocess."""
+"""The cdk format on a 2-worker standalone cluster (harness.providers.spark), in a subprocess."""
 
 from __future__ import annotations
 

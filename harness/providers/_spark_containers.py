@@ -30,12 +30,12 @@ from typing_extensions import Self, override
 
 from cdk.errors import ConnectException, MissingExtraError
 from cdk.kafka import free_port
-from harness._docker import DockerEngine
-from harness._spark_base import SparkProvider, fetch_json, spark_home, spark_version
+from harness.providers._docker import DockerEngine
+from harness.providers._spark_base import SparkProvider, fetch_json, spark_home, spark_version
 
 __all__ = ["TestcontainersSpark", "spark_image"]
 
-_log = logging.getLogger("harness.spark")
+_log = logging.getLogger("harness.providers.spark")
 
 #: Where the image keeps Spark (the pyspark package) and the Python path of the executors.
 _PYLIB = "/opt/pylib"
@@ -343,7 +343,7 @@ def _usable_official(client: Any, image: str) -> bool:
     """Whether the official image is here (or pulled) and runs the driver's Python minor."""
     from docker.errors import DockerException, ImageNotFound
 
-    from harness.kafka import registry_answers
+    from harness.providers.kafka import registry_answers
 
     try:
         client.images.get(image)

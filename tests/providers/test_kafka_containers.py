@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cdk.kafka import BrokerUnreachableException, check_connection, create_topics
-from harness._docker import DockerEngine, DockerUnavailableError, dockerd_installed, ping
-from harness.kafka import TestcontainersKafka, consume_all, produce, tansu_image
+from harness.providers._docker import DockerEngine, DockerUnavailableError, dockerd_installed, ping
+from harness.providers.kafka import TestcontainersKafka, consume_all, produce, tansu_image
 
 ENGINE_ANSWERS = any(
     ping(host)
@@ -18,7 +18,7 @@ ENGINE_ANSWERS = any(
 )
 pytestmark = [
     pytest.mark.docker,
-    # one Docker engine on the machine (harness/_docker.py): its tests run one at a time
+    # one Docker engine on the machine (harness/providers/_docker.py): its tests run one at a time
     pytest.mark.xdist_group("exclusive"),
     pytest.mark.skipif(
         not dockerd_installed() and not ENGINE_ANSWERS,
@@ -104,6 +104,6 @@ def test_provider_with_its_own_engine_stops_it(tmp_path: Path) -> None:
 def test_engine_without_dockerd_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr("harness._docker.find_dockerd", lambda: None)
+    monkeypatch.setattr("harness.providers._docker.find_dockerd", lambda: None)
     with pytest.raises(DockerUnavailableError, match=r"apt-get install -y docker\.io"):
         DockerEngine(tmp_path / "docker", reuse=False).start()

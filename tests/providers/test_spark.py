@@ -13,9 +13,9 @@ from confluent_kafka import Consumer, TopicPartition
 
 from cdk.errors import ConfigException
 from cdk.spark import distributed_worker
-from harness._docker import dockerd_installed, ping
-from harness._spark_standalone import session_members
-from harness.spark import (
+from harness.providers._docker import dockerd_installed, ping
+from harness.providers._spark_standalone import session_members
+from harness.providers.spark import (
     ExternalSpark,
     LocalSpark,
     SparkProvider,
@@ -35,6 +35,9 @@ from tests.integration._support import (
 from tests.spark.test_distributed_e2e import SPARK_TIMEOUT, driver_props, wait_states
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
+
+#: every test here starts Spark (tests/conftest.py marks only tests/spark by its folder)
+pytestmark = pytest.mark.spark
 
 
 def _square_sum(provider: SparkProvider, app: str) -> int:
@@ -226,7 +229,7 @@ def _committed(bootstrap: str, group: str, topic: str) -> int:
 def test_another_process_attaches_and_restarts_a_worker(spark_cluster: StandaloneSpark) -> None:
     before = spark_cluster.workers[1].pid
     script = (
-        "import sys; from harness.spark import StandaloneSpark\n"
+        "import sys; from harness.providers.spark import StandaloneSpark\n"
         "cluster = StandaloneSpark.attach(sys.argv[1])\n"
         "cluster.kill_worker(1)\n"
         "assert len(cluster.alive_workers()) == 1\n"

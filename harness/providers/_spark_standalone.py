@@ -26,11 +26,11 @@ from typing_extensions import Self, override
 
 from cdk.errors import ConnectException
 from cdk.kafka import free_port
-from harness._spark_base import SparkProvider, fetch_json, spark_home
+from harness.providers._spark_base import SparkProvider, fetch_json, spark_home
 
 __all__ = ["StandaloneSpark", "WorkerProcess", "session_members"]
 
-_log = logging.getLogger("harness.spark")
+_log = logging.getLogger("harness.providers.spark")
 
 #: The heap of the master and worker daemons (not the executors): they do little here.
 DAEMON_MEMORY = "256m"

@@ -1,0 +1,22 @@
+"""The environments checks and tests run in: Kafka, Spark and the Docker engine.
+
+Each kind has one interface and several backends, picked by name:
+
+- :mod:`harness.providers.kafka`: ``kafka_provider(spec)``: the embedded broker (Tansu, the
+  default), a container (testcontainers), or an existing cluster; topic helpers that need no
+  consumer group; a :class:`~harness.providers.kafka.BrokerStall` for the broker failure checks;
+- :mod:`harness.providers.spark`: ``spark_provider(spec)``: ``local[N]``, a standalone cluster
+  started from the pyspark wheel (whose workers can be killed), containers, or an existing
+  cluster.
+
+The Docker engine the container backends use is found, or started and stopped again, by
+``_docker``. The certification (:mod:`harness.certify`) and the kit's tests use these; they
+depend only on the public API of :mod:`cdk`.
+"""
+
+from __future__ import annotations
+
+from harness.providers.kafka import kafka_provider
+from harness.providers.spark import spark_provider
+
+__all__ = ["kafka_provider", "spark_provider"]
