@@ -18,6 +18,7 @@ from cdk import ConnectException, DataException
 from harness import ConnectorDriver
 from harness.certify import Outcome
 from harness.certify.suites import err
+from harness.certify.suites.err import fatal
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
 from tests.certify import _support
 from tests.certify.broken import err as broken
@@ -81,7 +82,7 @@ def short_deadlines(monkeypatch: pytest.MonkeyPatch) -> None:
     and a connector that fails correctly does so within a second or two; what fails, and how, is
     unchanged.
     """
-    monkeypatch.setattr(err, "FAIL_S", 10.0)
+    monkeypatch.setattr(fatal, "FAIL_S", 10.0)
 
 
 @pytest.mark.usefixtures("short_deadlines")
