@@ -35,7 +35,7 @@ _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 @functools.cache
 def kit_commit() -> str:
     """The kit's commit (16 hex digits), or ``unknown``; computed on the first call only."""
-    source_root = Path(__file__).resolve().parents[2]  # cdk/runtime/rest/_kit_info.py -> the tree
+    source_root = Path(__file__).resolve().parents[3]  # cdk/runtime/rest/_kit_info.py -> the tree
     commit = git_commit(source_root) or _pip_vcs_commit()
     return commit[:COMMIT_LENGTH] if commit else UNKNOWN
 
