@@ -38,7 +38,7 @@ from cdk.runtime._worker import ConnectorListener, Worker
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
 from cdk.runtime.distributed._config import DISTRIBUTED_CONFIG_DEF, DistributedConfig
 from cdk.runtime.distributed._herder import DistributedHerder
-from cdk.runtime.distributed._placement import PlacementListener, TaskGeneration, TaskPlacement
+from cdk.runtime.distributed._placement import TaskPlacement, WorkerSpec
 from cdk.runtime.distributed._worker import DistributedWorker
 from cdk.runtime.errors._config import ErrorHandlingConfig
 from cdk.runtime.errors._context import Stage
@@ -71,8 +71,7 @@ __all__ = [
     "ClusterConfigState",
     "KafkaStatusBackingStore",
     "TaskPlacement",
-    "TaskGeneration",
-    "PlacementListener",
+    "WorkerSpec",
     # plugins
     "Plugins",
     "PluginDesc",

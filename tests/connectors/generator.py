@@ -9,7 +9,8 @@ resumes from the committed offsets through ``context.offset_storage_reader``.
 Fault injection (for the error-handling tests):
 
 - ``fail.after=N``: the task raises a non-retriable ConnectException once, after it emitted N
-  records (once per connector and task id in this process: a restarted task carries on).
+  records (once per connector and task id in this process: a restarted task carries on);
+  ``fail.stream=pK`` limits it to the task of stream ``pK``.
 - ``retriable.failures=N``: the first N polls that would emit records raise RetriableException
   instead (Kafka drops nothing then: poll is simply called again).
 
@@ -57,6 +58,7 @@ BATCH_SIZE = "batch.size"
 POLL_INTERVAL_MS = "poll.interval.ms"
 SCHEMA_ENABLE = "schema.enable"
 FAIL_AFTER = "fail.after"
+FAIL_STREAM = "fail.stream"
 RETRIABLE_FAILURES = "retriable.failures"
 STREAMS_FILE = "streams.file"
 SECRET = "generator.secret"
@@ -111,6 +113,13 @@ GENERATOR_CONFIG = (
         Range.at_least(-1),
         Importance.LOW,
         "Raise a non-retriable error once after this many records (-1: never).",
+    )
+    .define(
+        FAIL_STREAM,
+        Type.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="Only the task of this stream fails with fail.after (empty: every task).",
     )
     .define(
         RETRIABLE_FAILURES,
@@ -279,6 +288,9 @@ class GeneratorSourceTask(SourceTask):
         self._interval = config.get_long(POLL_INTERVAL_MS) / 1000
         self._schema = config.get_boolean(SCHEMA_ENABLE)
         self._fail_after = config.get_long(FAIL_AFTER)
+        only = config.get_string(FAIL_STREAM)
+        if only and only not in props.get(TASK_STREAMS, "p0").split(","):
+            self._fail_after = -1
         self._retriable_left = config.get_int(RETRIABLE_FAILURES)
         self._failure_key = (props.get("name", ""), props.get(TASK_STREAMS, ""))
         streams = [s for s in props.get(TASK_STREAMS, "p0").split(",") if s]

@@ -25,7 +25,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from cdk.config import ConfigDef, Importance, Type
-from cdk.config.validators import CaseInsensitiveValidString, LambdaValidator, ValidString
+from cdk.config.validators import (
+    CaseInsensitiveValidString,
+    LambdaValidator,
+    Range,
+    ValidString,
+)
 from cdk.errors import ConfigException
 from cdk.runtime._worker_config import WORKER_CONFIG_DEF, WorkerConfig
 
@@ -40,14 +45,15 @@ OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG = "offset.storage.replication.factor"
 STATUS_STORAGE_TOPIC_CONFIG = "status.storage.topic"
 STATUS_STORAGE_PARTITIONS_CONFIG = "status.storage.partitions"
 STATUS_STORAGE_REPLICATION_FACTOR_CONFIG = "status.storage.replication.factor"
+ASSIGNMENT_STORAGE_TOPIC_CONFIG = "assignment.storage.topic"
 EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG = "exactly.once.source.support"
 SPARK_PREFIX = "spark."
 SPARK_MASTER_CONFIG = "spark.master"
 SPARK_APP_NAME_CONFIG = "spark.app.name"
 DEFAULT_SPARK_MASTER = "local[*]"
 
-_NO_EFFECT = " Accepted for compatibility with Kafka worker files; no effect in cdk (the driver is "
-_NO_EFFECT += "the only herder and Spark places the tasks)."
+_NO_EFFECT = " Accepted for compatibility with Kafka worker files; no effect in cdk (the leading "
+_NO_EFFECT += "driver assigns the tasks to the workers itself)."
 
 
 def _positive_or_default(name: str, value: Any) -> None:
@@ -150,20 +156,35 @@ def _define(config_def: ConfigDef) -> ConfigDef:
             "'disabled' (and accepts 'preparing', which changes nothing); 'enabled' is refused.",
         )
         .define(
+            ASSIGNMENT_STORAGE_TOPIC_CONFIG,
+            Type.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "cdk: the topic where the drivers keep the leader, the assignment of connector "
+            "tasks to workers and the workers' heartbeats (compacted, one partition; Java workers "
+            "never read it). Empty: '<config.storage.topic>-assignments'.",
+        )
+        .define(
             "session.timeout.ms",
             Type.INT,
             10000,
-            None,
+            Range.at_least(1000),
             Importance.HIGH,
-            "Group session timeout." + _NO_EFFECT,
+            "The timeout used to detect a driver's or a worker's failure. The drivers join the "
+            "group 'group.id'; a leader without heartbeats for this long is replaced by another "
+            "driver, and the tasks of a worker whose heartbeats stopped this long ago are "
+            "assigned to the others.",
         )
         .define(
             "heartbeat.interval.ms",
             Type.INT,
             3000,
-            None,
+            Range.at_least(100),
             Importance.HIGH,
-            "Expected time between heartbeats to the group coordinator." + _NO_EFFECT,
+            "The expected time between heartbeats of the drivers to the group coordinator and of "
+            "the workers to the leader. Must be lower than session.timeout.ms, typically no more "
+            "than a third of it.",
         )
         .define(
             "rebalance.timeout.ms",
@@ -285,10 +306,17 @@ class DistributedConfig(WorkerConfig):
             )
         super().__init__(props, plugins=plugins)
         topics = {k: self.get_string(k) for k in _REQUIRED[1:]}
+        topics[ASSIGNMENT_STORAGE_TOPIC_CONFIG] = self.assignment_topic
         if len(set(topics.values())) < len(topics):
             raise ConfigException(
-                "config.storage.topic, offset.storage.topic and status.storage.topic must be "
-                f"three different topics, got {topics}"
+                "config.storage.topic, offset.storage.topic, status.storage.topic and "
+                f"assignment.storage.topic must be four different topics, got {topics}"
+            )
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ConfigException(
+                "heartbeat.interval.ms",
+                self.heartbeat_interval_ms,
+                f"Must be lower than session.timeout.ms ({self.session_timeout_ms})",
             )
         if self.get_string(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG).lower() == "enabled":
             raise ConfigException(
@@ -317,6 +345,28 @@ class DistributedConfig(WorkerConfig):
     def status_topic(self) -> str:
         """``status.storage.topic``."""
         return str(self.get_string(STATUS_STORAGE_TOPIC_CONFIG))
+
+    @property
+    def assignment_topic(self) -> str:
+        """``assignment.storage.topic`` (``<config.storage.topic>-assignments`` when empty)."""
+        return str(
+            self.get_string(ASSIGNMENT_STORAGE_TOPIC_CONFIG) or f"{self.config_topic}-assignments"
+        )
+
+    @property
+    def session_timeout_ms(self) -> int:
+        """``session.timeout.ms``."""
+        return int(self.get_int("session.timeout.ms"))
+
+    @property
+    def heartbeat_interval_ms(self) -> int:
+        """``heartbeat.interval.ms``."""
+        return int(self.get_int("heartbeat.interval.ms"))
+
+    @property
+    def transactional_id(self) -> str:
+        """The leader's ``transactional.id``: ``connect-cluster-<group.id>``, as Kafka's."""
+        return f"connect-cluster-{self.group_id}"
 
     def storage_settings(self, which: str) -> tuple[int, int]:
         """``(partitions, replication factor)`` of the ``config``/``offset``/``status`` topic."""

@@ -1,23 +1,20 @@
-"""The distributed herder: connector state in Kafka topics, tasks on a :class:`TaskPlacement`.
+"""The distributed herder: connectors from the config topic, tasks on the cluster's workers.
 
-Kafka's ``DistributedHerder`` for a cluster with one herder, the driver: every change is written
-to the config topic first (:class:`KafkaConfigBackingStore`) and the herder's view is what the
-topic says afterwards, so a restarted driver recovers each connector, its target state and its
-committed task configs from the topic alone. Connectors run in the driver on the
-:class:`Worker`; their tasks run wherever the :class:`TaskPlacement` puts them (Spark executors),
-one *generation* (committed set of task configs) at a time, and report their own statuses into
-the status topic.
+Kafka's ``DistributedHerder`` for a cluster of drivers. Every driver follows the config topic
+(its view of connectors, task configs and target states is what the topic says) and the status
+topic, and answers the REST API's reads. One driver leads (:mod:`._leader`): it runs the
+connectors, writes every change to the config topic first (in fenced transactions) and assigns
+the connectors' tasks to the live workers of every driver (:mod:`._coordinator`). The others
+stand by: their write requests raise :class:`NotLeaderException` with the leader's URL, and the
+REST API forwards them there, as Kafka's followers do.
 
 Every operation that changes state runs on the herder's own thread, one after another, as
 Kafka's herder thread does; REST requests wait for theirs (at most
-:attr:`DistributedHerder.request_timeout_s`). A reconfiguration writes the new task configs and
-their commit record, which ends the running generation (its tasks commit and exit), waits for the
-old generation to end (``task.shutdown.graceful.timeout.ms``, after which the placement cancels
-what still runs) and launches the new one.
-
-Restarting tasks re-commits the connector's current task configs: a new generation in which
-every task of the connector restarts from its committed offsets (the running ones stop
-gracefully first).
+:attr:`DistributedHerder.request_timeout_s`). A reconfiguration commits new task configs; the
+workers stop the old generation's tasks (committing offsets) and the leader assigns the new ones
+once they did. Restarting a task bumps its restart count in the assignment: the worker that runs
+it restarts it from its committed offsets, and nothing else moves. A new leader takes over the
+running assignment: the tasks keep running through a change of leader.
 """
 
 from __future__ import annotations
@@ -26,25 +23,24 @@ import concurrent.futures
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
 from cdk.runtime._config_secrets import secret_keys
 from cdk.runtime._herder_base import AbstractHerder
-from cdk.runtime._status import (
-    ConnectorTaskId,
-    State,
-    Status,
-    TargetState,
-)
-from cdk.runtime.distributed._placement import TaskGeneration, TaskPlacement
+from cdk.runtime._status import ConnectorTaskId, State, Status, TargetState
+from cdk.runtime.distributed._coordinator import Coordinator
+from cdk.runtime.distributed._leader import FencedException, TransactionalWriter
+from cdk.runtime.rest._requests import NotLeaderException
 
 if TYPE_CHECKING:
     from cdk.runtime._worker import Worker
+    from cdk.runtime.distributed._assignments import AssignmentLog
     from cdk.runtime.distributed._config import DistributedConfig
     from cdk.runtime.isolation._plugins import Plugins
-    from cdk.runtime.storage._config_store import KafkaConfigBackingStore
+    from cdk.runtime.storage._config_store import ClusterConfigState, KafkaConfigBackingStore
     from cdk.runtime.storage._offset_store import OffsetBackingStore
     from cdk.runtime.storage._status_store import KafkaStatusBackingStore
 
@@ -54,21 +50,23 @@ log = logging.getLogger("cdk.runtime.distributed")
 
 _T = TypeVar("_T")
 _Future = concurrent.futures.Future
+#: How long the follower waits for new records before it looks at the clock again.
+_FOLLOW_S = 0.1
 
 
 class DistributedHerder(AbstractHerder):
-    """Manages the connectors of a distributed cluster from its driver.
+    """Manages the connectors of a distributed cluster from one of its drivers.
 
     Args:
-        worker: runs the connectors in this process (its status store should be a
-            :class:`DriverStatusView` of ``status``).
+        worker: runs the connectors in this driver while it leads.
         config: the distributed worker configuration.
         plugins: finds connector and other plugin classes.
         status: the status topic.
         offset_store: the offsets topic (for the offsets REST API).
         config_store: the config topic.
-        placement: runs the task generations.
-        worker_id: the driver's id in statuses (``host:port``).
+        assignments: the assignments topic.
+        driver_id: this driver's id (in the leader record and the workers' heartbeats).
+        url: this driver's REST URL (where the others forward writes), ``None`` without one.
         kafka_cluster_id: reported by ``GET /``.
     """
 
@@ -80,9 +78,10 @@ class DistributedHerder(AbstractHerder):
         status: KafkaStatusBackingStore,
         offset_store: OffsetBackingStore,
         config_store: KafkaConfigBackingStore,
-        placement: TaskPlacement,
+        assignments: AssignmentLog,
         *,
-        worker_id: str,
+        driver_id: str,
+        url: str | None = None,
         kafka_cluster_id: str | None = None,
     ) -> None:
         super().__init__(
@@ -91,108 +90,197 @@ class DistributedHerder(AbstractHerder):
             plugins,
             status,
             offset_store,
-            worker_id=worker_id,
+            worker_id=driver_id,
             kafka_cluster_id=kafka_cluster_id,
         )
+        self._dconfig = config
         self._kafka_status = status
         self._store = config_store
-        self._placement = placement
+        self._assignments = assignments
+        self.driver_id = driver_id
+        self.url = url
         self._generations: dict[str, int] = {}
-        #: the generation launched last per connector (absent: nothing launched)
-        self._launched: dict[str, int] = {}
+        self._leading = False
+        self._writer: TransactionalWriter | None = None
+        self._coordinator = Coordinator(
+            config_store,
+            assignments,
+            status,
+            driver_id=driver_id,
+            session_timeout_s=config.session_timeout_ms / 1000.0,
+        )
         self._herder_thread: threading.Thread | None = None
+        self._follower: threading.Thread | None = None
+        self._follow_stop = threading.Event()
+        self._next_check = 0.0
 
     @property
-    def _graceful_s(self) -> float:
-        return self._config.task_shutdown_timeout_ms / 1000.0
+    def leading(self) -> bool:
+        """Whether this driver leads the cluster now."""
+        return self._leading
+
+    @property
+    def leader_url(self) -> str | None:
+        """The REST URL of the driver that leads (``None`` while unknown)."""
+        if self._leading:
+            return self.url
+        record = self._assignments.leader
+        return record.url if record is not None else None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Recover every connector from the config topic, then serve requests.
-
-        Connectors come back in their target state; the committed task configs of those not
-        STOPPED are launched at once, and regenerated (then re-launched if they changed) once
-        the connector has started.
-        """
+        """Read the config topic and start following it; leading starts once elected."""
         snapshot = self._store.refresh()
+        self._assignments.read_to_end()
         with self._lock:
             self._stopping = False
-            for name in snapshot.connectors():
-                config = dict(snapshot.connector_configs[name])
-                self._configs[name] = config
-                self._targets[name] = snapshot.target_state(name) or TargetState.STARTED
-                self._task_configs[name] = snapshot.tasks(name)
-                self._secret_keys[name] = secret_keys(self._plugins, config)
-                if name in snapshot.generations:
-                    self._set_generation(name, snapshot.generations[name])
+            self._sync(snapshot)
             self._executor = concurrent.futures.ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="cdk-dherder"
             )
-        self._placement.start(self)
         self._call(lambda: None)  # note the herder thread
-        for name in snapshot.connectors():
-            if name in snapshot.inconsistent:
-                log.warning(
-                    "Connector %s has an inconsistent set of task configs in the config topic; "
-                    "they are regenerated once it starts",
-                    name,
-                )
-            self._submit(functools.partial(self._recover, name))
+        self._follow_stop.clear()
+        self._follower = threading.Thread(
+            target=self._follow, name="cdk-dherder-follower", daemon=True
+        )
+        self._follower.start()
         self._ready.set()
         log.info(
-            "Distributed herder started (driver %s, %d connector(s) recovered)",
-            self.worker_id,
+            "Distributed herder of driver %s started (%d connector(s) in the config topic)",
+            self.driver_id,
             len(snapshot.connectors()),
         )
 
-    def _recover(self, name: str) -> None:
-        """Bring a connector of the config topic back (herder thread).
-
-        Its committed task configs are committed again, so that the recovered tasks run in a
-        generation later than the ``UNASSIGNED`` status the previous driver wrote when it shut
-        down, and launched at once; the connector starts meanwhile and regenerates them.
-        """
-        with self._lock:
-            if name not in self._configs:
-                return
-            configs = list(self._task_configs[name])
-            relaunch = self._targets[name] is not TargetState.STOPPED and bool(configs)
-        if relaunch:
-            self._write_tasks(name, configs)
-        with self._lock:
-            self._start_connector(name)
-
     def stop(self) -> None:
-        """Stop: end every generation (``UNASSIGNED`` connector statuses), then the connectors.
-
-        As Kafka's worker shutdown, each connector's status becomes ``UNASSIGNED`` (written
-        with the connector's current generation); its tasks read that, commit and exit; the
-        placement waits for them up to ``task.shutdown.graceful.timeout.ms`` and cancels the
-        rest.
-        """
+        """Stop: stand down (stopping the connectors) and stop following the topics."""
+        self._follow_stop.set()
+        if self._follower is not None:
+            self._follower.join(timeout=30)
+            self._follower = None
+        if self._leading:
+            try:
+                self._call(self._stand_down)
+            except ConnectException:
+                self._stand_down()
         with self._lock:
             self._stopping = True
             self._ready.clear()
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
-        with self._lock:
-            names = [n for n in self._configs if self._targets.get(n) is not TargetState.STOPPED]
-        for name in names:
-            try:
-                self._status.put_connector(name, Status(State.UNASSIGNED, self.worker_id))
-            except Exception:
-                log.exception("Could not write the UNASSIGNED status of connector %s", name)
+        log.info("Distributed herder of driver %s stopped", self.driver_id)
+
+    # ------------------------------------------------------------------ ElectionListener
+    def elected(self) -> None:
+        """This driver won the election: take the lead on the herder thread."""
+        self._submit(self._take_lead)
+
+    def deposed(self) -> None:
+        """This driver lost the election: stand down on the herder thread."""
+        self._submit(self._stand_down)
+
+    def _take_lead(self) -> None:
+        if self._leading or self._stopping:
+            return
+        writer = TransactionalWriter(
+            self._dconfig.transactional_id,
+            self._dconfig.admin_props(),
+            on_fenced=self.deposed,
+        )
         try:
-            self._placement.close(self._graceful_s)
-        except Exception:
-            log.exception("Failed to close the task placement")
+            writer.start()  # fences the previous leader's writes
+        except ConnectException:
+            log.exception("Driver %s could not take the lead", self.driver_id)
+            return
+        self._writer = writer
+        self._store.use_writer(writer.send)
+        self._assignments.use_writer(writer.send)
+        try:
+            snapshot = self._store.refresh()
+            epoch = self._coordinator.take_lead(self.url)
+        except FencedException:
+            self._stand_down()
+            return
+        with self._lock:
+            self._sync(snapshot)
+            self._leading = True
+            names = list(self._configs)
+        log.info("Driver %s leads the cluster (epoch %d)", self.driver_id, epoch)
+        for name in names:
+            with self._lock:
+                self._start_connector(name)
+        self._rebalance()
+
+    def _stand_down(self) -> None:
+        if not self._leading and self._writer is None:
+            return
+        was_leading = self._leading
+        self._leading = False
+        self._coordinator.stand_down()
+        self._store.use_writer(None)
+        self._assignments.use_writer(None)
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
         with self._lock:
             held = self._worker.connector_names()
-            self._worker.stop_connectors([n for n in self._configs if n in held])
             self._starts.clear()
-            self._launched.clear()
-        log.info("Distributed herder stopped")
+        if held:
+            self._worker.stop_connectors(sorted(held))
+        if was_leading:
+            log.info("Driver %s stands by (another driver leads)", self.driver_id)
+
+    # ------------------------------------------------------------------ following the topics
+    def _follow(self) -> None:
+        """Follow the config and assignments topics; the leader rebalances on changes."""
+        while not self._follow_stop.is_set():
+            try:
+                changed = self._assignments.poll(_FOLLOW_S)
+                changed = self._store.poll(0) or changed
+            except ConnectException as e:
+                log.warning("Driver %s could not read the cluster's topics: %s", self.driver_id, e)
+                self._follow_stop.wait(1.0)
+                continue
+            now = time.monotonic()
+            if not self._leading:
+                if changed:
+                    self._submit(self._sync_from_topic)
+                continue
+            if changed or now >= self._next_check:
+                self._next_check = now + self._dconfig.heartbeat_interval_ms / 1000.0
+                self._submit(self._rebalance)
+
+    def _sync_from_topic(self) -> None:
+        if self._leading:
+            return
+        snapshot = self._store.snapshot()
+        with self._lock:
+            self._sync(snapshot)
+
+    def _sync(self, snapshot: ClusterConfigState) -> None:
+        """Take the config topic's view (lock held)."""
+        for name in [n for n in self._configs if n not in snapshot.connector_configs]:
+            for table in (self._configs, self._targets, self._task_configs, self._secret_keys):
+                table.pop(name, None)
+            self._generations.pop(name, None)
+        for name, config in snapshot.connector_configs.items():
+            self._configs[name] = dict(config)
+            self._targets[name] = snapshot.target_state(name) or TargetState.STARTED
+            self._task_configs[name] = snapshot.tasks(name)
+            self._secret_keys[name] = secret_keys(self._plugins, config)
+            if name in snapshot.generations:
+                self._generations[name] = snapshot.generations[name]
+
+    def _rebalance(self) -> None:
+        """Publish the next assignment when it changed (leader, herder thread)."""
+        if not self._leading or self._stopping:
+            return
+        try:
+            self._coordinator.rebalance()
+        except FencedException:
+            self._stand_down()
+        except ConnectException as e:
+            log.warning("Driver %s could not publish an assignment: %s", self.driver_id, e)
 
     # ------------------------------------------------------------------ the herder thread
     def _call(self, fn: Callable[[], _T]) -> _T:
@@ -216,6 +304,24 @@ class DistributedHerder(AbstractHerder):
         except concurrent.futures.TimeoutError:
             raise ConnectException("Request timed out") from None
 
+    def _as_leader(self, fn: Callable[[], _T]) -> _T:
+        """Run a write on the herder thread, if this driver leads.
+
+        Raises:
+            NotLeaderException: another driver leads (the REST API forwards the request).
+        """
+
+        def run() -> _T:
+            if not self._leading:
+                raise NotLeaderException(self.leader_url)
+            try:
+                return fn()
+            except FencedException:
+                self._stand_down()
+                raise NotLeaderException(None) from None
+
+        return self._call(run)
+
     # ------------------------------------------------------------------ generations
     def generation(self, name: str) -> int | None:
         """The connector's current generation: the offset of its last ``commit-<name>`` record.
@@ -229,121 +335,32 @@ class DistributedHerder(AbstractHerder):
             self._require(name)
             return self._generations.get(name)
 
-    def _set_generation(self, name: str, generation: int) -> None:
-        self._generations[name] = generation
-        self._kafka_status.set_generation(name, generation)
-
     def _write_tasks(self, name: str, configs: list[dict[str, str]]) -> None:
-        """Commit new task configs (ending the running generation) and launch them."""
+        """Commit new task configs (a new generation); the workers pick them up."""
         generation = self._store.put_task_configs(name, configs)
         with self._lock:
             previous = len(self._task_configs.get(name, []))
             self._task_configs[name] = configs
-            self._set_generation(name, generation)
+            self._generations[name] = generation
+        self._kafka_status.set_generation(name, generation)
         log.info("Connector %s: generation %d with %d task(s)", name, generation, len(configs))
-        self._end_generation(name)
         for number in range(len(configs), previous):
             self._status.remove_task(ConnectorTaskId(name, number))
-        with self._lock:
-            if self._targets.get(name) is not TargetState.STOPPED and configs:
-                self._launch(name)
-
-    def _end_generation(self, name: str) -> None:
-        """Wait for the connector's running generation to end (its end was written already)."""
-        if name not in self._launched:
-            return
-        if not self._placement.await_end(name, self._graceful_s):
-            log.error(
-                "Tasks of connector %s did not stop within task.shutdown.graceful.timeout.ms "
-                "(%.0f ms) and were cancelled",
-                name,
-                self._graceful_s * 1000,
-            )
-        self._launched.pop(name, None)
-
-    def _launch(self, name: str) -> None:
-        """Hand the connector's current generation to the placement (lock held).
-
-        Each task is ``UNASSIGNED`` until its executor reports: with the reason when it has to
-        wait for a task slot.
-        """
-        generation = self._generations.get(name, -1)
-        configs = self._task_configs.get(name, [])
-        waiting = self._waiting_reason(name, len(configs))
-        for number in range(len(configs)):
-            reason = waiting[1] if number >= waiting[0] else None
-            self._kafka_status.put_task(
-                ConnectorTaskId(name, number),
-                Status(State.UNASSIGNED, self.worker_id, reason),
-                generation=generation,
-            )
-        self._placement.launch(
-            TaskGeneration(
-                connector=name,
-                generation=generation,
-                connector_config=dict(self._configs[name]),
-                task_configs=tuple(dict(c) for c in configs),
-                target_state=self._targets[name],
-            )
-        )
-        self._launched[name] = generation
-
-    def _waiting_reason(self, name: str, count: int) -> tuple[int, str | None]:
-        """How many of the tasks get a slot now, and why the others wait (logged) if any."""
-        slots = self._placement.slots()
-        if slots is None:
-            return count, None
-        in_use = sum(
-            len(self._task_configs.get(other, []))
-            for other in self._launched
-            if other != name and self._targets.get(other) is not TargetState.STOPPED
-        )
-        free = max(slots - in_use, 0)
-        if count <= free:
-            return count, None
-        message = (
-            f"Waiting for a task slot: the cluster runs {slots} task(s) at once (executor "
-            f"cores) and the tasks of other connectors hold {in_use}, so only {free} of the "
-            f"{count} task(s) of connector {name} can run now. The others start when slots free "
-            "up: add Spark executors or cores, or lower tasks.max."
-        )
-        log.warning(message)
-        return free, message
-
-    # ------------------------------------------------------------------ PlacementListener
-    def generation_ended(
-        self, connector: str, generation: int, failures: Mapping[int, str]
-    ) -> None:
-        """A generation's job ended; tasks it could not keep running are FAILED with the trace."""
-        with self._lock:
-            current = self._generations.get(connector) == generation and not self._stopping
-            if self._launched.get(connector) == generation:
-                self._launched.pop(connector, None)
-        if not current:
-            log.debug("Generation %d of connector %s ended (superseded)", generation, connector)
-            return
-        for number, trace in sorted(failures.items()):
-            task_id = ConnectorTaskId(connector, number)
-            log.error("Task %s failed and was not rescheduled:\n%s", task_id, trace)
-            last = self._status.task(task_id)
-            worker = last.worker_id if last is not None else self.worker_id
-            self._kafka_status.put_task(
-                task_id, Status(State.FAILED, worker, trace), generation=generation
-            )
+        self._rebalance()
 
     # ------------------------------------------------------------------ connectors
     def _start_connector(self, name: str, *, force_tasks: bool = False) -> _Future[None]:
-        """Start the connector in the driver (herder thread, lock held).
+        """Start the connector in this driver (herder thread, lock held).
 
         Returns:
             A future completed once it has started and its task configs were regenerated
-            (written, and launched, when they changed or ``force_tasks``).
+            (and committed, when they changed or ``force_tasks``).
         """
         return self._start_connector_then(name, lambda: self._reconfigure(name, force=force_tasks))
 
     def _reconfigure(self, name: str, *, force: bool = False) -> None:
-        """Regenerate the task configs; commit and relaunch when they changed (herder thread)."""
-        if self._stopping:
+        """Regenerate the task configs; commit them when they changed (herder thread)."""
+        if self._stopping or not self._leading:
             return
         with self._lock:
             configs = self._generate_task_configs(name)
@@ -353,7 +370,10 @@ class DistributedHerder(AbstractHerder):
             if unchanged and not force:
                 log.debug("Task configs of connector %s unchanged", name)
                 return
-        self._write_tasks(name, configs)
+        try:
+            self._write_tasks(name, configs)
+        except FencedException:
+            self._stand_down()
 
     def _stop_connector(self, name: str) -> None:
         self._starts.pop(name, None)
@@ -371,12 +391,13 @@ class DistributedHerder(AbstractHerder):
         """Create or replace a connector's configuration (``PUT /connectors/{name}/config``).
 
         The configuration is written to the config topic; the connector (re)starts in the
-        driver and its task configs are regenerated and committed (always after a change of
+        leader and its task configs are regenerated and committed (always after a change of
         configuration, so that the tasks run with it).
 
         Raises:
             AlreadyExistsException: it exists and ``allow_replace`` is false.
             BadRequestException: the configuration is invalid, or ``name`` in it differs.
+            NotLeaderException: another driver leads.
         """
         config, target = self._validated_config(name, config, initial_state)
 
@@ -397,35 +418,34 @@ class DistributedHerder(AbstractHerder):
                 log.info("%s connector %s", "Reconfiguring" if exists else "Creating", name)
                 return exists, self._start_connector(name, force_tasks=exists)
 
-        exists, done = self._call(write)
+        exists, done = self._as_leader(write)
         self._await(done)
         with self._lock:
             self._require(name)
             return not exists, self._info(name)
 
     def delete_connector(self, name: str) -> None:
-        """Delete a connector: tombstones in the config topic end its tasks; then forget it."""
+        """Delete a connector: tombstones in the config topic; its tasks are revoked."""
 
         def delete() -> None:
             with self._lock:
                 self._require(name)
             self._store.remove_connector_config(name)
-            self._end_generation(name)
             with self._lock:
                 self._stop_connector(name)
-                self._configs.pop(name, None)
-                self._targets.pop(name, None)
-                self._task_configs.pop(name, None)
-                self._secret_keys.pop(name, None)
+                for table in (self._configs, self._targets, self._task_configs, self._secret_keys):
+                    table.pop(name, None)
                 self._generations.pop(name, None)
+                self._coordinator.forget(name)
             self._status.remove_connector(name)
             log.info("Deleted connector %s", name)
+            self._rebalance()
 
-        self._call(delete)
+        self._as_leader(delete)
 
     # ------------------------------------------------------------------ restarts and states
     def restart_connector(self, name: str) -> None:
-        """Restart the connector instance in the driver; its tasks keep running."""
+        """Restart the connector instance in the leader; its tasks keep running."""
 
         def restart() -> _Future[None] | None:
             with self._lock:
@@ -435,12 +455,12 @@ class DistributedHerder(AbstractHerder):
                 self._stop_connector(name)
                 return self._start_connector(name)
 
-        done = self._call(restart)
+        done = self._as_leader(restart)
         if done is not None:
             self._await(done)
 
     def restart_task(self, name: str, task: int) -> None:
-        """Restart a task: its connector's task configs are re-committed (a new generation).
+        """Restart a task where it runs, from its committed offsets.
 
         Raises:
             NotFoundException: no such connector or task.
@@ -449,19 +469,18 @@ class DistributedHerder(AbstractHerder):
         def restart() -> None:
             with self._lock:
                 self._require(name)
-                configs = list(self._task_configs.get(name, []))
-                if not 0 <= task < len(configs):
+                count = len(self._task_configs.get(name, []))
+                if not 0 <= task < count:
                     raise NotFoundException(f"Task {ConnectorTaskId(name, task)} not found")
-            self._write_tasks(name, configs)
+            self._coordinator.restart([ConnectorTaskId(name, task)])
+            self._rebalance()
 
-        self._call(restart)
+        self._as_leader(restart)
 
     def restart_connector_and_tasks(
         self, name: str, *, only_failed: bool = False, include_tasks: bool = False
     ) -> dict[str, Any]:
         """Restart as requested (the request is also written to the config topic, as Kafka).
-
-        Restarted tasks come back in a new generation of the connector's current task configs.
 
         Raises:
             NotFoundException: ``Unknown connector: <name>``, or no status for it yet.
@@ -473,23 +492,22 @@ class DistributedHerder(AbstractHerder):
                     name, only_failed=only_failed, include_tasks=include_tasks
                 )
                 stopped = self._targets[name] is TargetState.STOPPED
-                configs = list(self._task_configs.get(name, []))
+                count = len(self._task_configs.get(name, []))
             self._store.put_restart_request(name, include_tasks, only_failed)
             if plan.restart_connector and not stopped:
                 self._status.put_connector(name, Status(State.RESTARTING, self.worker_id))
                 with self._lock:
                     self._stop_connector(name)
                     self._start_connector(name)
-            tasks = [t for t in plan.tasks if t < len(configs)]
+            tasks = [ConnectorTaskId(name, t) for t in plan.tasks if t < count]
             if tasks and not stopped:
-                for number in tasks:
-                    self._kafka_status.put_task(
-                        ConnectorTaskId(name, number), Status(State.RESTARTING, self.worker_id)
-                    )
-                self._write_tasks(name, configs)
+                for task_id in tasks:
+                    self._kafka_status.put_task(task_id, Status(State.RESTARTING, self.worker_id))
+                self._coordinator.restart(tasks)
+                self._rebalance()
             return plan.response
 
-        return self._call(restart)
+        return self._as_leader(restart)
 
     def _set_target(self, name: str, target: TargetState) -> None:
         def change() -> None:
@@ -510,10 +528,10 @@ class DistributedHerder(AbstractHerder):
                     return
                 changed = self._worker.set_target_state(name, target, wait=False)
             if target is TargetState.STARTED:
-                # as Kafka: once resumed, regenerate the task configs (relaunch if changed)
+                # as Kafka: once resumed, regenerate the task configs (commit if changed)
                 changed.add_done_callback(lambda _: self._submit(lambda: self._reconfigure(name)))
 
-        self._call(change)
+        self._as_leader(change)
 
     def _stop(self, name: str) -> None:
         """Kafka's stop: an empty task-config commit, then the STOPPED target state."""
@@ -523,15 +541,28 @@ class DistributedHerder(AbstractHerder):
             previous = len(self._task_configs.get(name, []))
             self._targets[name] = TargetState.STOPPED
             self._task_configs[name] = []
-            self._set_generation(name, generation)
-        self._end_generation(name)
-        with self._lock:
+            self._generations[name] = generation
             self._stop_connector(name)
+        self._kafka_status.set_generation(name, generation)
+        self._rebalance()
         for number in range(previous):
             self._status.remove_task(ConnectorTaskId(name, number))
         self._status.put_connector(name, Status(State.STOPPED, self.worker_id))
+
+    # ------------------------------------------------------------------ offsets (KIP-875)
+    def alter_connector_offsets(self, name: str, offsets: Any) -> dict[str, str]:
+        """Alter a stopped connector's offsets (in the leader; others forward)."""
+        return self._as_leader(functools.partial(super().alter_connector_offsets, name, offsets))
+
+    def reset_connector_offsets(self, name: str) -> dict[str, str]:
+        """Reset a stopped connector's offsets (in the leader; others forward)."""
+        return self._as_leader(functools.partial(super().reset_connector_offsets, name))
 
     # ------------------------------------------------------------------ ConnectorListener
     def request_task_reconfiguration(self, connector: str) -> None:
         """Called by a connector (any thread): regenerate its task configs soon."""
         self._submit(lambda: self._reconfigure(connector))
+
+    def workers(self) -> dict[str, dict[str, Any]]:
+        """The cluster's live workers and what each runs (from their heartbeats)."""
+        return self._coordinator.live_workers()

@@ -1,106 +1,90 @@
-"""Where a distributed herder's tasks run: the contract between the herder and Spark.
+"""Where distributed mode's workers run: the contract between a driver and what hosts them.
 
-The distributed herder (in the driver) owns connectors, their configs and target states, and the
-config and status topics. It does not run tasks: it hands each connector *generation* (one
-committed set of task configs) to a :class:`TaskPlacement`, which runs the tasks elsewhere; the
-Spark placement (:mod:`cdk.spark`) runs one Spark job per generation, one Spark task per task
-config, each running the same source/sink runner as standalone mode on an executor.
+A driver does not run connector tasks. Its :class:`TaskPlacement` keeps **workers** running
+elsewhere, each a :class:`~cdk.runtime.distributed._cluster_worker.ClusterWorker` that runs many
+connector tasks as threads, as a Kafka Connect worker does. The Spark placement
+(:mod:`cdk.spark`) hosts them as long-lived Spark tasks on the executors; tests host them as
+threads. The leading driver assigns connector tasks to the live workers of every driver of the
+cluster through the assignments topic; nothing about a connector (create, reconfigure, pause,
+stop, delete, restart) goes through the placement, so it launches nothing per change.
 
-How a generation ends reaches the running tasks through Kafka, never through a sleep:
-
-- a newer ``commit-<name>`` record in the config topic (new task configs: reconfiguration,
-  ``tasks.max`` change, ``request_task_reconfiguration``, a task restart);
-- a ``target-state-<name>`` of ``STOPPED`` (Kafka also commits an empty task set), or a
-  ``connector-<name>`` tombstone (delete);
-- a ``status-connector-<name>`` record of ``UNASSIGNED`` written by the herder's worker id after
-  the generation started (the herder stopping the connector: driver shutdown). Its
-  ``generation`` field is the connector's current generation, so a task can tell without
-  timing: it ends on an ``UNASSIGNED`` connector status whose generation is at least its own.
-  The herder writes no other ``UNASSIGNED`` connector status (the driver's :class:`Worker`
-  writes through :class:`~cdk.runtime.storage._status_store.DriverStatusView`, which drops them),
-  and a restarted herder re-commits the recovered task configs, so the recovered generation
-  is later than the ``UNASSIGNED`` its predecessor wrote.
-
-``PAUSED``/``STARTED`` target states pause and resume the running tasks in place. Tasks report
-their own statuses (``RUNNING``, ``PAUSED``, ``FAILED`` with the trace, ``UNASSIGNED`` on a clean
-exit) into the status topic with their executor as ``worker_id``; the herder reads them back.
+A placement starts its workers from a :class:`WorkerSpec` and keeps them running: a worker that
+ends (a lost executor, a crash) is started again where the host can. It stops them when the
+driver stops: the driver writes its stop to the assignments topic, its workers stop their tasks
+gracefully (committing offsets) and end.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from cdk.runtime._status import ConnectorTaskId, TargetState
+if TYPE_CHECKING:
+    from cdk.runtime.distributed._config import DistributedConfig
+    from cdk.runtime.isolation._plugins import Plugins
 
-__all__ = ["PlacementListener", "TaskGeneration", "TaskPlacement"]
+__all__ = ["TaskPlacement", "WorkerSpec", "class_path", "worker_spec"]
 
 
 @dataclass(frozen=True)
-class TaskGeneration:
-    """One committed set of a connector's task configs, to be run.
+class WorkerSpec:
+    """What a host needs to run a driver's workers (plain data: it is shipped to executors).
 
     Attributes:
-        connector: the connector's name.
-        generation: the config-topic offset of the generation's ``commit-<name>`` record;
-            strictly increasing per connector. A task of this generation ends when it reads a
-            ``commit-<name>`` record at a later offset.
-        connector_config: the connector config as stored in the config topic (config-provider
-            placeholders unresolved: the executor resolves them).
-        task_configs: the task configs as stored in the config topic, task ``i`` at index ``i``.
-        target_state: the target state when the generation launches.
-        tasks: the task numbers to run (all of them unless only some are restarted).
+        driver: the driver's id (its workers stop when it writes its stop).
+        worker_props: the distributed worker properties without the ``spark.*`` keys.
+        extra_plugins: import paths of plugin classes registered in the driver beyond the
+            installed ones (the workers register them too).
+        python_path: folders the workers add to ``sys.path`` (where those classes live).
     """
 
-    connector: str
-    generation: int
-    connector_config: Mapping[str, str]
-    task_configs: tuple[Mapping[str, str], ...]
-    target_state: TargetState
-    tasks: tuple[int, ...] = field(default=())
-
-    def task_ids(self) -> list[ConnectorTaskId]:
-        """The ids of the tasks to run."""
-        numbers = self.tasks or tuple(range(len(self.task_configs)))
-        return [ConnectorTaskId(self.connector, n) for n in numbers]
-
-
-class PlacementListener(Protocol):
-    """What the placement tells the herder (called from the placement's threads)."""
-
-    def generation_ended(
-        self, connector: str, generation: int, failures: Mapping[int, str]
-    ) -> None:
-        """A generation's job ended.
-
-        ``failures`` maps task numbers to the trace of tasks the placement could not keep
-        running (Spark's retries exhausted, job cancelled after the graceful timeout); the
-        herder records them as ``FAILED``.
-        """
+    driver: str
+    worker_props: Mapping[str, str]
+    extra_plugins: tuple[str, ...] = ()
+    python_path: tuple[str, ...] = field(default=())
 
 
 class TaskPlacement(Protocol):
-    """Runs connector generations somewhere (the Spark placement: a Spark job each)."""
+    """Hosts a driver's workers (the Spark placement: long-lived Spark tasks)."""
 
-    def start(self, listener: PlacementListener) -> None:
-        """Get ready to launch (start the SparkSession)."""
+    def start(self, spec: WorkerSpec) -> None:
+        """Start hosting workers for ``spec`` and return at once."""
 
-    def launch(self, generation: TaskGeneration) -> None:
-        """Start running the generation's tasks and return at once."""
-
-    def await_end(self, connector: str, timeout_s: float) -> bool:
-        """Wait for the connector's running generations to end.
-
-        The herder calls it after writing what ends them; what still runs after ``timeout_s``
-        is cancelled (Spark: its job group).
-
-        Returns:
-            ``True`` when everything ended by itself in time.
-        """
-
-    def slots(self) -> int | None:
-        """How many tasks can run at once (Spark: executor cores), ``None`` when unknown."""
+    def workers(self) -> int | None:
+        """How many workers it keeps running (``None`` when unknown), for the log."""
 
     def close(self, timeout_s: float) -> None:
-        """Wait up to ``timeout_s`` for running generations to end, cancel the rest, stop."""
+        """Wait up to ``timeout_s`` for the workers to end (their driver wrote its stop), stop."""
+
+
+def class_path(cls: type) -> str:
+    """``module:QualName`` of a class (what :func:`cdk.config.load_class` reads back)."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, type):
+        return class_path(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(class_path(v) if isinstance(v, type) else str(v) for v in value)
+    return str(value)
+
+
+def worker_spec(config: DistributedConfig, driver: str, plugins: Plugins) -> WorkerSpec:
+    """The spec of ``driver``'s workers: its properties as strings, without ``spark.*`` keys.
+
+    Plugin classes given as classes become their import paths, and the driver's ``sys.path``
+    goes along, so that connectors importable in the driver (a project checkout, a test
+    folder) import in the workers too.
+    """
+    props = {
+        str(k): _plain(v) for k, v in config.originals().items() if not str(k).startswith("spark.")
+    }
+    return WorkerSpec(
+        driver=driver,
+        worker_props=props,
+        extra_plugins=tuple(class_path(c) for c in plugins.extra),
+        python_path=tuple(sys.path),
+    )

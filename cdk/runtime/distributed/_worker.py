@@ -8,32 +8,41 @@
                             "offset.storage.topic": "connect-offsets",
                             "status.storage.topic": "connect-status",
                             "key.converter": "JsonConverter",
-                            "value.converter": "JsonConverter"}) as driver:
+                            "value.converter": "JsonConverter"},
+                           placement=...) as driver:
         driver.herder.create_connector("src", {"connector.class": "MySource", ...})
 
-The tasks run on a :class:`~cdk.runtime.distributed._placement.TaskPlacement` given by the caller:
-:func:`cdk.spark.distributed_worker` (and ``cdk distributed``) give the Spark one, on
-``spark.master``. Nothing here imports :mod:`cdk.spark`: Spark depends on the runtime, never the
-other way.
+Several drivers with one ``group.id`` form a cluster: one leads (it runs the connectors and
+assigns their tasks), the others stand by and forward writes to it (:mod:`._herder`). Each
+driver's :class:`~cdk.runtime.distributed._placement.TaskPlacement` hosts workers, and the
+leader assigns tasks to the workers of every driver: :func:`cdk.spark.distributed_worker` (and
+``cdk distributed``) give the Spark one, on ``spark.master``. Nothing here imports
+:mod:`cdk.spark`: Spark depends on the runtime, never the other way.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from cdk.errors import ConnectException
 from cdk.runtime._worker import Worker
+from cdk.runtime.distributed._assignments import AssignmentLog
 from cdk.runtime.distributed._config import DistributedConfig
 from cdk.runtime.distributed._herder import DistributedHerder
-from cdk.runtime.distributed._placement import TaskPlacement
+from cdk.runtime.distributed._leader import LeaderElection
+from cdk.runtime.distributed._placement import TaskPlacement, worker_spec
 from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.rest._server import RestServer
 from cdk.runtime.standalone._worker import InProcessWorker
 from cdk.runtime.storage._config_store import KafkaConfigBackingStore
 from cdk.runtime.storage._kafka_offset_store import KafkaOffsetBackingStore
-from cdk.runtime.storage._status_store import DriverStatusView, KafkaStatusBackingStore
+from cdk.runtime.storage._status_store import KafkaStatusBackingStore
 
 __all__ = ["DistributedWorker", "PlacementFactory"]
 
@@ -55,8 +64,8 @@ class DistributedWorker(InProcessWorker):
     Args:
         worker_props: the worker properties (as in ``connect-distributed.properties``, plus
             ``spark.*`` keys).
-        placement: where task generations run, or a factory that makes it from the config and
-            plugins when the driver starts (:func:`cdk.spark.distributed_worker` passes the
+        placement: where this driver's workers run, or a factory that makes it from the config
+            and plugins when the driver starts (:func:`cdk.spark.distributed_worker` passes the
             Spark one).
         rest: serve the REST API (on ``listeners``; port 0 picks a free port).
         plugins: the plugin registry (default: built-ins and ``cdk.plugins`` entry points).
@@ -81,7 +90,7 @@ class DistributedWorker(InProcessWorker):
         self.config: DistributedConfig = DistributedConfig(worker_props, plugins=self.plugins)
         self._placement: TaskPlacement | None = None
         self._placement_factory: PlacementFactory | None = None
-        if placement is None or hasattr(placement, "launch"):
+        if placement is None or hasattr(placement, "close"):
             self._placement = placement  # type: ignore[assignment]
         else:
             self._placement_factory = placement
@@ -110,8 +119,14 @@ class DistributedWorker(InProcessWorker):
         self.config_store = KafkaConfigBackingStore(
             config.config_topic, config.bootstrap_servers, overrides, replication_factor=rf
         )
+        self.assignments = AssignmentLog(
+            config.assignment_topic, config.bootstrap_servers, overrides, replication_factor=rf
+        )
+        self.driver_id = ""
         self._worker: Worker | None = None
         self._herder: DistributedHerder | None = None
+        self._election: LeaderElection | None = None
+        self._placement_started = False
         self._started: list[Callable[[], None]] = []
 
     @property
@@ -123,11 +138,16 @@ class DistributedWorker(InProcessWorker):
 
     @property
     def placement(self) -> TaskPlacement | None:
-        """Where the tasks run (``None`` before :meth:`start` without an explicit one)."""
+        """Where this driver's workers run (``None`` before :meth:`start` without one)."""
         return self._placement
 
+    @property
+    def leading(self) -> bool:
+        """Whether this driver leads its cluster now."""
+        return self._herder is not None and self._herder.leading
+
     def start(self) -> DistributedWorker:
-        """Start the stores, the placement, the herder and (optionally) the REST API.
+        """Start the stores, the herder, the workers, the election and the REST API.
 
         Raises:
             ConnectException: the cluster or a topic cannot be used, the REST port cannot be
@@ -142,17 +162,13 @@ class DistributedWorker(InProcessWorker):
             if self._rest_enabled:
                 self.rest = RestServer.from_config(self.config)
                 self.rest.bind()
-            worker_id = self._worker_id()
-            self.status.start()
-            self._started.append(self.status.stop)
-            self.config_store.start()
-            self._started.append(self.config_store.stop)
+            self.driver_id = self._driver_id()
+            for store in (self.status, self.config_store, self.assignments):
+                store.start()
+                self._started.append(store.stop)
+            self.assignments.publish_driver(self.driver_id, stopped=False)
             self._worker = Worker(
-                self.config,
-                self.plugins,
-                self.offset_store,
-                DriverStatusView(self.status),
-                worker_id=worker_id,
+                self.config, self.plugins, self.offset_store, self.status, worker_id=self.driver_id
             )
             self._worker.start()
             self._herder = DistributedHerder(
@@ -162,42 +178,77 @@ class DistributedWorker(InProcessWorker):
                 self.status,
                 self.offset_store,
                 self.config_store,
-                placement,
-                worker_id=worker_id,
+                self.assignments,
+                driver_id=self.driver_id,
+                url=self.rest.url if self.rest is not None else None,
                 kafka_cluster_id=self._cluster_id(),
             )
             self._herder.start()
+            placement.start(worker_spec(self.config, self.driver_id, self.plugins))
+            self._placement_started = True
+            self._election = LeaderElection(
+                self.config.group_id,
+                self.config.assignment_topic,
+                self.config.admin_props(),
+                self._herder,
+                session_timeout_ms=self.config.session_timeout_ms,
+                heartbeat_interval_ms=self.config.heartbeat_interval_ms,
+            )
+            self._election.start()
             if self.rest is not None:
                 self.rest.start(self._herder)
         except BaseException:
             self.stop()
             raise
         log.info(
-            "Distributed driver %s started (spark.master=%s)%s",
-            worker_id,
+            "Distributed driver %s started (group %s, %s worker(s) on %s)%s",
+            self.driver_id,
+            self.config.group_id,
+            placement.workers() if placement.workers() is not None else "?",
             self.config.spark_master,
             f"; REST API at {self.rest_url}" if self.rest is not None else "",
         )
         return self
 
+    def await_leader(self, timeout_s: float = 60.0) -> bool:
+        """Wait until some driver of the cluster leads (this one or another); whether one does."""
+        deadline = time.monotonic() + timeout_s
+        herder = self.herder
+        while time.monotonic() < deadline:
+            if herder.leading or self.assignments.leader is not None:
+                return True
+            time.sleep(0.05)  # polling the election's outcome
+        return False
+
     def stop(self) -> None:
-        """Stop the REST API, end every task generation, stop the connectors and the stores."""
+        """Stop the REST API, leave the cluster, stop this driver's workers and the stores."""
         if self.rest is not None:
             try:
                 self.rest.stop()
             except Exception:
                 log.exception("Failed to stop the REST API")
+        election, self._election = self._election, None
+        if election is not None:
+            election.stop()
         herder, self._herder = self._herder, None
         if herder is not None:
             try:
                 herder.stop()
             except Exception:
                 log.exception("Failed to stop the herder")
-        elif self._placement is not None:
+        if self._placement_started and self.driver_id:
             try:
-                self._placement.close(0.0)  # the herder never started it
+                self.assignments.publish_driver(self.driver_id, stopped=True)
+            except ConnectException:
+                log.exception("Could not tell this driver's workers to stop")
+        if self._placement is not None and (
+            self._placement_started or self._placement_factory is None
+        ):
+            try:
+                self._placement.close(self.config.task_shutdown_timeout_ms / 1000.0 + 10.0)
             except Exception:
                 log.exception("Failed to close the task placement")
+        self._placement_started = False
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.stop()
@@ -208,5 +259,10 @@ class DistributedWorker(InProcessWorker):
             except Exception:
                 log.exception("Failed to stop a store")
 
+    def _driver_id(self) -> str:
+        if self.rest is not None:
+            return self._worker_id()
+        return f"{socket.gethostname()}:{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
     def __repr__(self) -> str:
-        return f"DistributedWorker(rest_url={self.rest_url!r})"
+        return f"DistributedWorker(driver={self.driver_id!r}, rest_url={self.rest_url!r})"

@@ -9,7 +9,7 @@ private modules hold the HTTP plumbing (``_http``), the checks of request values
 
 from __future__ import annotations
 
-from cdk.runtime.rest._requests import BadRequestException
+from cdk.runtime.rest._requests import BadRequestException, NotLeaderException
 from cdk.runtime.rest._server import RestServer
 
-__all__ = ["BadRequestException", "RestServer"]
+__all__ = ["BadRequestException", "NotLeaderException", "RestServer"]

@@ -23,7 +23,7 @@ from cdk.errors import (
     IllegalWorkerStateException,
     NotFoundException,
 )
-from cdk.runtime.rest._requests import BadRequestException
+from cdk.runtime.rest._requests import BadRequestException, NotLeaderException
 
 __all__ = [
     "HttpError",
@@ -145,7 +145,7 @@ def error_status(error: BaseException) -> int:
         return 404
     if isinstance(error, AlreadyExistsException):
         return 409
-    if isinstance(error, IllegalWorkerStateException):
+    if isinstance(error, (IllegalWorkerStateException, NotLeaderException)):
         return 409
     if isinstance(error, (BadRequestException, ConfigException, DataException)):
         return 400

@@ -17,10 +17,27 @@ from cdk.runtime.storage._offset_format import validate_offset_format
 
 __all__ = [
     "BadRequestException",
+    "NotLeaderException",
     "parse_initial_state",
     "parse_sink_offsets",
     "parse_source_offsets",
 ]
+
+
+class NotLeaderException(ConnectException):
+    """A write reached a driver that does not lead; the REST API forwards it to the leader.
+
+    Args:
+        leader_url: the leader's REST URL, ``None`` while no leader is known.
+    """
+
+    def __init__(self, leader_url: str | None) -> None:
+        super().__init__(
+            "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+            if leader_url is None
+            else f"This driver does not lead the cluster; the leader is at {leader_url}"
+        )
+        self.leader_url = leader_url
 
 
 class BadRequestException(ConnectException):

@@ -19,10 +19,12 @@ import logging
 import re
 import socket
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import SplitResult, parse_qs, quote, unquote, urlsplit
 
 from cdk.errors import ConfigException, ConnectException, NotFoundException
 from cdk.runtime._loggers import to_python_level
@@ -36,6 +38,7 @@ from cdk.runtime.rest._http import (
     string_map,
 )
 from cdk.runtime.rest._kit_info import kit_commit
+from cdk.runtime.rest._requests import NotLeaderException
 
 if TYPE_CHECKING:
     from cdk.runtime._herder_base import AbstractHerder
@@ -44,6 +47,9 @@ if TYPE_CHECKING:
 __all__ = ["RestServer"]
 
 log = logging.getLogger("cdk.runtime.rest")
+
+#: How long a write forwarded to the leading driver may take (its request timeout and more).
+FORWARD_TIMEOUT_S = 120.0
 
 
 class RestServer:
@@ -246,12 +252,44 @@ class RestServer:
             body = read_body()
             query = parse_qs(split.query, keep_blank_values=True)
             request = Request(method, params, query, body, headers)
-            return handler(request)
+            try:
+                return handler(request)
+            except NotLeaderException as exc:
+                if exc.leader_url is None or not request.flag("forward", True):
+                    raise
+                return self._forward(exc.leader_url, method, split, headers, body)
         if allowed:
             raise HttpError(
                 405, "HTTP 405 Method Not Allowed", {"Allow": ", ".join(sorted(allowed))}
             )
         raise HttpError(404, "HTTP 404 Not Found")
+
+    def _forward(
+        self, leader: str, method: str, split: SplitResult, headers: Any, body: bytes
+    ) -> Response:
+        """Send a write to the leading driver and answer with its response (Kafka's followers)."""
+        query = split.query + ("&" if split.query else "") + "forward=false"
+        target = f"{leader.rstrip('/')}{split.path}?{query}"
+        forwarded = urllib.request.Request(
+            target, data=body if method in ("POST", "PUT", "PATCH") else None, method=method
+        )
+        for name in ("Content-Type", "Authorization", "Accept"):
+            value = headers.get(name)
+            if value:
+                forwarded.add_header(name, value)
+        log.debug("Forwarding %s %s to the leader at %s", method, split.path, leader)
+        try:
+            with urllib.request.urlopen(forwarded, timeout=FORWARD_TIMEOUT_S) as answer:
+                status, payload = answer.status, answer.read()
+                content_type = answer.headers.get("Content-Type")
+        except urllib.error.HTTPError as exc:
+            status, payload = exc.code, exc.read()
+            content_type = exc.headers.get("Content-Type") if exc.headers else None
+        except OSError as exc:
+            raise HttpError(
+                503, f"Could not forward the request to the leader at {leader}: {exc}"
+            ) from None
+        return Response(status, payload, {"Content-Type": content_type} if content_type else {})
 
     def _authenticate(self, header: str | None) -> None:
         if self._basic_auth is None:

@@ -35,7 +35,7 @@ from cdk.runtime.storage._cluster_records import (
     target_state_key,
     task_key,
 )
-from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord
+from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord, LogWriter
 
 __all__ = ["ClusterConfigState", "ConfigUpdateListener", "KafkaConfigBackingStore"]
 
@@ -189,6 +189,17 @@ class KafkaConfigBackingStore:
         self._log.read_to_end()
         self._dispatch()
         return self.snapshot()
+
+    def poll(self, timeout_s: float) -> bool:
+        """Read what arrives within ``timeout_s`` (telling the listener); whether anything did."""
+        got = self._log.poll(timeout_s) > 0
+        if got:
+            self._dispatch()
+        return got
+
+    def use_writer(self, writer: LogWriter | None) -> None:
+        """Write through ``writer`` (distributed mode's leader: transactions); ``None``: plainly."""
+        self._log.use_writer(writer)
 
     def snapshot(self) -> ClusterConfigState:
         """The state as of the last read (no read)."""

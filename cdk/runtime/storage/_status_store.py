@@ -41,7 +41,7 @@ from cdk.runtime.storage._cluster_records import (
 )
 from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord
 
-__all__ = ["DriverStatusView", "KafkaStatusBackingStore"]
+__all__ = ["KafkaStatusBackingStore", "StatusStoreView"]
 
 log = logging.getLogger("cdk.runtime.statusstore")
 
@@ -321,13 +321,11 @@ class KafkaStatusBackingStore(StatusStore):
         return f"KafkaStatusBackingStore(topic={self.topic!r})"
 
 
-class DriverStatusView(StatusStore):
-    """The status store the driver's :class:`Worker` writes connector states into.
+class StatusStoreView(StatusStore):
+    """A status store that reads and writes through to a :class:`KafkaStatusBackingStore`.
 
-    It passes everything to the status topic except the ``UNASSIGNED`` connector statuses the
-    worker writes when it starts or stops a connector instance: in distributed mode an
-    ``UNASSIGNED`` connector status ends the connector's running tasks, so only the herder
-    writes one, when the driver shuts down.
+    Subclasses change what some writes do (a distributed worker's tasks write ``UNASSIGNED``
+    only over their own statuses).
 
     Args:
         store: the status topic.
@@ -338,9 +336,8 @@ class DriverStatusView(StatusStore):
         self.store = store
 
     def put_connector(self, name: str, status: Status) -> None:
-        """Write a connector status, except ``UNASSIGNED``."""
-        if status.state is not State.UNASSIGNED:
-            self.store.put_connector(name, status)
+        """Write a connector status."""
+        self.store.put_connector(name, status)
 
     def put_task(self, task_id: ConnectorTaskId, status: Status) -> None:
         """Write a task status."""

@@ -19,12 +19,15 @@ from typing import Any
 from cdk.errors import ConfigException, ConnectException
 from cdk.runtime.util._topics import ensure_topic
 
-__all__ = ["KafkaBasedLog", "LogRecord"]
+__all__ = ["KafkaBasedLog", "LogRecord", "LogWriter"]
 
 log = logging.getLogger("cdk.runtime.kafkalog")
 
 #: What the callback receives: key, value (``None``: a tombstone), partition, offset.
 LogRecord = tuple[bytes | None, bytes | None, int, int]
+#: Writes records to a topic for a log instead of its own producer (distributed mode's leader
+#: writes in transactions): ``(topic, [(key, value), ...]) -> offsets``.
+LogWriter = Callable[[str, Sequence[tuple[bytes, "bytes | None"]]], list[int]]
 
 
 class KafkaBasedLog:
@@ -69,6 +72,12 @@ class KafkaBasedLog:
         self._producer: Any = None
         self._consumer: Any = None
         self._assigned: list[Any] = []
+        self._writer: LogWriter | None = None
+
+    def use_writer(self, writer: LogWriter | None) -> None:
+        """Send through ``writer`` from now on (``None``: the log's own producer again)."""
+        with self.lock:
+            self._writer = writer
 
     def _client_config(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         config: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers}
@@ -205,6 +214,39 @@ class KafkaBasedLog:
                         positions[partition] = max(positions[partition], message.offset() + 1)
                     self._on_record((message.key(), message.value(), partition, message.offset()))
 
+    def poll(self, timeout_s: float) -> int:
+        """Read what arrives within ``timeout_s`` (returning at the first batch); how many records.
+
+        A follower calls it in a loop: it wakes up as soon as a record is written.
+
+        Raises:
+            ConnectException: not started, or the topic cannot be read.
+        """
+        from confluent_kafka import KafkaError
+
+        with self.lock:
+            consumer = self._consumer
+            if consumer is None:
+                raise ConnectException(f"The {self.purpose} on topic {self.topic} is not started")
+            messages = consumer.consume(num_messages=500, timeout=0)
+            if not messages:
+                first = consumer.poll(timeout_s)
+                messages = [] if first is None else [first]
+            count = 0
+            for message in messages:
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise ConnectException(
+                        f"Error reading the {self.purpose} topic {self.topic}: {error}"
+                    )
+                count += 1
+                self._on_record(
+                    (message.key(), message.value(), message.partition(), message.offset())
+                )
+            return count
+
     def send(self, records: Sequence[tuple[bytes, bytes | None]]) -> list[int]:
         """Produce ``records`` (key, value; ``None`` a tombstone) in order and wait for the acks.
 
@@ -216,6 +258,9 @@ class KafkaBasedLog:
         """
         if not records:
             return []
+        writer = self._writer
+        if writer is not None:
+            return writer(self.topic, records)
         with self.lock:
             producer = self._producer
             if producer is None:
