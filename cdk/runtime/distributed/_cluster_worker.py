@@ -325,9 +325,10 @@ def _generation_ended(snapshot: ClusterConfigState, task: AssignedTask) -> bool:
 class _WorkerStatusView(StatusStoreView):
     """The status store a cluster worker's tasks report through.
 
-    An ``UNASSIGNED`` task status (a task that stopped) is written only when the task's last
-    status is this worker's, and not at all once its connector is deleted: a task that moved
-    to another worker, or of a deleted connector, must not overwrite what is there now.
+    An ``UNASSIGNED`` task status (a task that stops, or is about to start) is written only over
+    a status of this worker's: a task that moved to another worker must not overwrite what that
+    one reports, and a task the leader removed (fewer tasks, a stopped or deleted connector)
+    must not come back.
     """
 
     def __init__(
@@ -343,6 +344,6 @@ class _WorkerStatusView(StatusStoreView):
             if task_id.connector not in self._configs.snapshot().connector_configs:
                 return
             current = self.store.task(task_id)
-            if current is not None and current.worker_id != self._worker_id:
+            if current is None or current.worker_id != self._worker_id:
                 return
         self.store.put_task(task_id, status)

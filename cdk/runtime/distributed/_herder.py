@@ -346,6 +346,11 @@ class DistributedHerder(AbstractHerder):
         log.info("Connector %s: generation %d with %d task(s)", name, generation, len(configs))
         for number in range(len(configs), previous):
             self._status.remove_task(ConnectorTaskId(name, number))
+        # each task is UNASSIGNED until the worker it goes to reports it (as in a rebalance)
+        for number in range(len(configs)):
+            self._kafka_status.put_task(
+                ConnectorTaskId(name, number), Status(State.UNASSIGNED, self.worker_id), generation
+            )
         self._rebalance()
 
     # ------------------------------------------------------------------ connectors

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -117,7 +118,14 @@ class LeaderElection:
         self._thread.start()
 
     def stop(self) -> None:
-        """Leave the group (another driver takes over at once); stop leading first."""
+        """Leave the group (another driver takes over at once); stop leading first.
+
+        The member leaves only once the group is stable (or after the session timeout): a
+        member that leaves while the group re-forms can leave it stuck on brokers that keep a
+        departed member (the embedded Tansu, as for sink tasks: :mod:`cdk.runtime._leave_order`),
+        and no other driver would ever take the lead.
+        """
+        self._await_stable(self._config["session.timeout.ms"] / 1000.0 + 5.0)
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
@@ -130,6 +138,30 @@ class LeaderElection:
                 log.exception("Could not leave the group %s", self.group_id)
         if self._leading:
             self._set_leading(False)
+
+    def _await_stable(self, timeout_s: float) -> None:
+        """Wait (the election's thread still polling) until the group is not re-forming."""
+        from confluent_kafka import ConsumerGroupState
+
+        from cdk.kafka import new_admin
+
+        if self._consumer is None:
+            return
+        settings = {k: v for k, v in self._config.items() if not _consumer_only(k)}
+        admin = new_admin(settings)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                future = admin.describe_consumer_groups([self.group_id], request_timeout=5)
+                state = future[self.group_id].result().state
+            except Exception:  # noqa: BLE001 - cannot tell: leave now
+                return
+            if state in (ConsumerGroupState.STABLE, ConsumerGroupState.EMPTY):
+                return
+            time.sleep(0.2)  # polling the coordinator while the group re-forms
+        log.warning(
+            "Group %s did not settle within %.0f s; leaving it anyway", self.group_id, timeout_s
+        )
 
     def _run(self) -> None:
         from confluent_kafka import KafkaError
@@ -177,6 +209,12 @@ class LeaderElection:
 
     def _set_leading(self, leading: bool) -> None:
         self._leading = leading
+        log.info(
+            "%s the partition of %s in group %s",
+            "Holds" if leading else "Gave up",
+            self.topic,
+            self.group_id,
+        )
         try:
             if leading:
                 self._listener.elected()
@@ -300,6 +338,18 @@ class TransactionalWriter:
                 _abort(producer, self._timeout_s)
                 raise
             return offsets
+
+
+def _consumer_only(key: str) -> bool:
+    return key in {
+        "group.id",
+        "partition.assignment.strategy",
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "enable.auto.commit",
+        "enable.auto.offset.store",
+        "auto.offset.reset",
+    }
 
 
 def _is_fenced(error: Any) -> bool:

@@ -425,7 +425,7 @@ def test_distributed_config_errors_name_the_key(kafka_bootstrap: str) -> None:
     with pytest.raises(ConfigException, match=r'"status\.storage\.topic"'):
         DistributedWorker(props, placement=ThreadPlacement())
     same = _props(kafka_bootstrap, "g", **{"offset.storage.topic": "g-configs"})
-    with pytest.raises(ConfigException, match="three different topics"):
+    with pytest.raises(ConfigException, match="four different topics"):
         DistributedWorker(same, placement=ThreadPlacement())
     eos = _props(kafka_bootstrap, "g", **{"exactly.once.source.support": "enabled"})
     with pytest.raises(ConfigException, match="exactly-once"):
