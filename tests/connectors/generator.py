@@ -59,6 +59,7 @@ POLL_INTERVAL_MS = "poll.interval.ms"
 SCHEMA_ENABLE = "schema.enable"
 FAIL_AFTER = "fail.after"
 FAIL_STREAM = "fail.stream"
+TASK_CLASS_OVERRIDE = "task.class.override"
 RETRIABLE_FAILURES = "retriable.failures"
 STREAMS_FILE = "streams.file"
 SECRET = "generator.secret"
@@ -113,6 +114,13 @@ GENERATOR_CONFIG = (
         Range.at_least(-1),
         Importance.LOW,
         "Raise a non-retriable error once after this many records (-1: never).",
+    )
+    .define(
+        TASK_CLASS_OVERRIDE,
+        Type.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="The task class to run instead of GeneratorSourceTask (a subclass).",
     )
     .define(
         FAIL_STREAM,
@@ -254,6 +262,13 @@ class GeneratorSourceConnector(SourceConnector):
                 self.context.request_task_reconfiguration()
 
     def task_class(self) -> type[Task]:
+        override = self._props.get(TASK_CLASS_OVERRIDE)
+        if override:
+            from cdk.config import load_class
+
+            loaded = load_class(override)
+            assert isinstance(loaded, type)
+            return loaded
         return GeneratorSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:

@@ -1,10 +1,10 @@
 """Distributed mode end to end: a driver on a 2-worker standalone Spark cluster and the broker.
 
 Each test runs a :class:`DistributedWorker` (the herder, the REST API, the state topics) whose
-tasks are Spark tasks on the module's cluster (2 workers started from the pyspark wheel), and
-what Spark loses: a worker killed mid-stream, the driver restarted. Each worker offers 2 task
-slots (``--cores 2``, slots rather than CPUs): a source with 2 tasks and a sink need 3, and a
-killed worker's task needs a free slot on the other to be rescheduled (Spark waits for one).
+workers are long-lived Spark tasks on the module's cluster (2 Spark workers started from the
+pyspark wheel, 2 cores each: 4 workers, one per core), and what Spark loses: a Spark worker
+killed mid-stream, the driver restarted. A killed Spark worker's connector tasks run on the
+workers that are left as soon as the leader misses their heartbeats.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ def driver_props(bootstrap: str, spark: SparkProvider, **extra: str) -> dict[str
         "offset.flush.interval.ms": "300",
         "task.shutdown.graceful.timeout.ms": "10000",
         "listeners": "http://127.0.0.1:0",
+        "session.timeout.ms": "6000",
+        "heartbeat.interval.ms": "500",
         **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
         **spark.spark_properties(),
         "spark.task.maxFailures": "8",
@@ -131,8 +133,13 @@ def test_source_with_two_tasks_and_a_sink_move_every_record(
     herder = worker.herder
     placement = worker.placement
     assert placement is not None
-    # the 3 tasks need both workers' executors, which register one by one
-    wait_until(lambda: (placement.slots() or 0) >= spark_cluster.cores, SPARK_TIMEOUT, 0.5)
+    # a worker per core of both Spark workers' executors, which register one by one
+    wait_until(
+        lambda: len(herder.workers()) >= spark_cluster.cores,
+        SPARK_TIMEOUT,
+        0.5,
+        lambda: f"{spark_cluster.cores} workers, have {sorted(herder.workers())}",
+    )
     records = 2000
     herder.create_connector(
         "src",
@@ -264,7 +271,6 @@ def test_pause_resume_stop_and_delete_on_the_cluster(
         wait_until(
             lambda: rest.get("/connectors/src").status_code == 404, SPARK_TIMEOUT, 0.2, "deleted"
         )
-    # the Spark jobs ended: both slots are free for the next connector
     assert len(spark_cluster.alive_workers()) == 2
 
 

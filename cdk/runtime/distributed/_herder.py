@@ -125,7 +125,9 @@ class DistributedHerder(AbstractHerder):
         if self._leading:
             return self.url
         record = self._assignments.leader
-        return record.url if record is not None else None
+        if record is None or record.driver == self.driver_id:
+            return None  # this driver's own record, from before it was deposed
+        return record.url
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -318,7 +320,11 @@ class DistributedHerder(AbstractHerder):
                 return fn()
             except FencedException:
                 self._stand_down()
-                raise NotLeaderException(None) from None
+                try:
+                    self._assignments.read_to_end()  # the new leader's record
+                except ConnectException:
+                    log.debug("Could not read the new leader's record", exc_info=True)
+                raise NotLeaderException(self.leader_url) from None
 
         return self._call(run)
 
