@@ -4,14 +4,15 @@ The pipeline: the generator test source (JsonConverter, schemas on) -> a topic -
 sink (the counting test sink), run three ways in the same run:
 
 - standalone: the embedded worker (``cdk standalone``'s engine, a thread per task);
-- distributed on ``local[2]``: a distributed driver whose tasks are Spark tasks in its own JVM;
-- distributed on a standalone Spark cluster of 2 workers (2 task slots each) from the wheel.
+- distributed on ``local[2]``: a distributed driver whose workers are Spark tasks in its own JVM
+  (one per core, each running connector tasks as threads);
+- distributed on a standalone Spark cluster of 2 workers (2 cores each) from the wheel.
 
 For each: records/s from the first record in the topic to the N-th (source), and from the
 first record to the sink group's commit of the N-th (pipeline), with the ratio to standalone;
-REST create -> first record in Kafka. On the cluster also: the time from the SIGKILL of the
-Spark worker running the source task to that task RUNNING on the other worker, and to records
-flowing again.
+REST create -> first record in Kafka, once the driver and its workers are up. On the cluster
+also: the time from the SIGKILL of the Spark worker running the source task to that task RUNNING
+on another worker, and to records flowing again.
 
 Run with ``.venv/bin/python bench/distributed_vs_standalone.py [--records N]``.
 """
@@ -122,6 +123,8 @@ def worker_props(bootstrap: str, tmp: Path, spark: SparkProvider | None) -> dict
             "status.storage.topic": f"{group}-status",
             **spark.spark_properties(),
             "spark.task.maxFailures": "8",
+            "session.timeout.ms": "6000",
+            "heartbeat.interval.ms": "1000",
         }
     )
     return props
@@ -136,6 +139,9 @@ def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None
     worker: Any = EmbeddedWorker(props) if spark is None else distributed_worker(props)
     started = time.monotonic()
     worker.start()
+    if spark is not None:
+        wanted = worker.placement.workers() or 1
+        _wait(lambda: len(worker.herder.workers()) >= wanted, TIMEOUT, "the workers' heartbeats")
     ready = time.monotonic() - started
     counter = Counter(bootstrap, topic)
     out: dict[str, Any] = {"mode": name, "driver start (s)": ready}
@@ -167,7 +173,6 @@ def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None
         )
         out["pipeline rec/s"] = records / max(done - counter.first, 1e-9)
         if isinstance(spark, StandaloneSpark):
-            # free the slots: the killed worker's task needs one on the other worker
             for name in ("src", "sink"):
                 rest.delete(f"/connectors/{name}").raise_for_status()
             _wait(lambda: rest.get("/connectors").json() == [], TIMEOUT, "the connectors deleted")

@@ -4,7 +4,8 @@ In the distributed runtime (``cdk certify --runtime distributed``) the run start
 Spark cluster of 2 one-core workers; each check that needs Spark attaches to it
 (:func:`spark_cluster`: it can kill and start workers) and runs the connector in an in-process
 distributed driver (:func:`distributed_worker`: the herder, the REST API, the state in fresh
-Kafka topics, the tasks as Spark tasks on the cluster's executors).
+Kafka topics, the connector tasks on its workers, long-lived Spark tasks on the cluster's
+executors).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def distributed_properties(ctx: CheckContext, **overrides: str) -> dict[str, str
         "value.converter": JSON_CONVERTER,
         **cluster.spark_properties(),
         "spark.task.maxFailures": TASK_MAX_FAILURES,
+        # a lost worker's tasks move once its heartbeats stop for this long
+        "session.timeout.ms": "6000",
+        "heartbeat.interval.ms": "1000",
     }
     props.update(overrides)
     return props

@@ -51,6 +51,9 @@ log = logging.getLogger("cdk.runtime.distributed")
 #: Makes the task placement of a driver from its configuration and plugins, when it starts.
 PlacementFactory = Callable[[DistributedConfig, Plugins], TaskPlacement]
 
+#: How long a starting driver waits, beyond the session timeout, for a leader to be known.
+LEADER_WAIT_S = 30.0
+
 NO_PLACEMENT = (
     "This distributed driver has no task placement. Distributed mode runs connector tasks on "
     "Spark: start the driver with cdk.spark.distributed_worker(worker_props) (or `cdk "
@@ -197,6 +200,16 @@ class DistributedWorker(InProcessWorker):
             self._election.start()
             if self.rest is not None:
                 self.rest.start(self._herder)
+            # writes are answered once a leader is known (this driver, or another one)
+            wait_s = self.config.session_timeout_ms / 1000.0 + LEADER_WAIT_S
+            if not self.await_leader(wait_s):
+                log.warning(
+                    "No driver of group %s took the lead within %.0f s; writes are refused "
+                    "(409) until one does%s",
+                    self.config.group_id,
+                    wait_s,
+                    f": {self._election.error}" if self._election.error else "",
+                )
         except BaseException:
             self.stop()
             raise

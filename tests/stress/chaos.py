@@ -1,0 +1,285 @@
+"""Chaos for distributed mode: kill -9 of Spark workers, executors and the leading driver, and
+broker stalls, under a source and a sink of several tasks. Reports records lost (must be 0) and
+duplicates.
+
+The setup, all on this machine: the embedded broker; a standalone Spark cluster of 2 workers (2
+cores each) from the pyspark wheel; two ``cdk distributed`` drivers in processes of their own,
+one group (one leads, the other stands by), each a Spark application of 2 cores (so each hosts 2
+workers); a generator source of 3 tasks writing ``--records`` records per stream, throttled, and
+a recording sink of 2 tasks storing them in files. For ``--minutes`` minutes, every few seconds,
+one of:
+
+- SIGKILL of a Spark worker (its executors and their Python workers die with it), started
+  again a little later;
+- SIGKILL of one executor (the Spark worker stays and starts a new one);
+- SIGKILL of the leading driver (its application and workers end), started again a little
+  later as a standby;
+- a stall of the broker (SIGSTOP, 2-5 s, SIGCONT).
+
+Then the chaos stops, everything is let run until the source has written every record and the
+sink has stored every one, and the run reports: records lost (in the topic and in the sink's
+store: must be 0), duplicates in each (allowed: within what was sent after the last offset
+commit before each kill), the events, and how long each recovery took.
+
+    .venv/bin/python -m tests.stress.chaos --minutes 3 --out /tmp/chaos.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from cdk.kafka import EmbeddedKafka, create_topics, free_port
+from harness.providers.kafka import broker_stall
+from harness.providers.spark import StandaloneSpark
+from tests.connectors.recording import read_store
+from tests.integration._support import JSON, TopicReader, all_keys
+
+REPO = Path(__file__).resolve().parents[2]
+CDK = Path(sys.executable).with_name("cdk")
+STREAMS = 3
+
+
+class Driver:
+    """A ``cdk distributed`` process."""
+
+    def __init__(self, name: str, props: dict[str, str], workdir: Path) -> None:
+        self.name = name
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self.props = {**props, "listeners": self.url}
+        self.path = workdir / f"{name}.properties"
+        self.path.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
+        self.log = workdir / f"{name}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.http = httpx.Client(base_url=self.url, timeout=30)
+
+    def start(self) -> None:
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [str(CDK), "distributed", str(self.path)], cwd=REPO, stdout=log, stderr=log
+            )
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def up(self) -> bool:
+        try:
+            return self.http.get("/").status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(90)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(30)
+        self.http.close()
+
+
+def wait(condition: Any, timeout: float, what: str) -> float:
+    start = time.monotonic()
+    while True:
+        if condition():
+            return time.monotonic() - start
+        if time.monotonic() - start > timeout:
+            raise TimeoutError(what)
+        time.sleep(0.2)  # polling a REST API or a file store
+
+
+def leader_of(drivers: list[Driver], name: str) -> Driver | None:
+    """The driver whose id the connector's status names (the leader runs the connectors)."""
+    for driver in drivers:
+        if not driver.alive():
+            continue
+        try:
+            body = driver.http.get(f"/connectors/{name}/status").json()
+        except (httpx.HTTPError, ValueError):
+            continue
+        worker = body.get("connector", {}).get("worker_id", "")
+        for other in drivers:
+            if other.url.endswith(worker.rpartition(":")[2]) and other.alive():
+                return other
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=3.0)
+    parser.add_argument("--records", type=int, default=40_000, help="per stream")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    rng = random.Random(seed)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    workdir = Path(tempfile.mkdtemp(prefix="cdk-chaos-"))
+    events: list[dict[str, Any]] = []
+    t0 = time.monotonic()
+
+    def event(kind: str, **detail: Any) -> None:
+        entry = {"t": round(time.monotonic() - t0, 1), "event": kind, **detail}
+        events.append(entry)
+        print(json.dumps(entry), flush=True)
+
+    with EmbeddedKafka() as kafka, StandaloneSpark(2, cores=2, workdir=workdir / "spark") as spark:
+        bootstrap = kafka.bootstrap_servers
+        group = f"chaos-{uuid.uuid4().hex[:6]}"
+        topic = f"{group}-data"
+        create_topics(bootstrap, [topic], partitions=STREAMS)
+        props = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "config.storage.topic": f"{group}-configs",
+            "offset.storage.topic": f"{group}-offsets",
+            "status.storage.topic": f"{group}-status",
+            "config.storage.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+            "key.converter": JSON,
+            "value.converter": JSON,
+            "offset.flush.interval.ms": "1000",
+            "session.timeout.ms": "6000",
+            "heartbeat.interval.ms": "1000",
+            "consumer.session.timeout.ms": "6000",
+            "consumer.heartbeat.interval.ms": "500",
+            **spark.spark_properties(),
+            "spark.cores.max": "2",
+            "spark.task.maxFailures": "50",
+        }
+        drivers = [Driver("a", props, workdir), Driver("b", props, workdir)]
+        for driver in drivers:
+            driver.start()
+            wait(driver.up, 180, f"driver {driver.name} up")
+        store = workdir / "store"
+        source = {
+            "connector.class": "tests.connectors.generator.GeneratorSourceConnector",
+            "topic": topic,
+            "tasks.max": str(STREAMS),
+            "partitions": str(STREAMS),
+            "records": str(args.records),
+            "batch.size": "20",
+            "poll.interval.ms": "20",
+        }
+        sink = {
+            "connector.class": "tests.connectors.recording.RecordingSinkConnector",
+            "topics": topic,
+            "tasks.max": "2",
+            "store.dir": str(store),
+        }
+        answer = drivers[1].http.post("/connectors", json={"name": "src", "config": source})
+        answer.raise_for_status()
+        answer = drivers[1].http.post("/connectors", json={"name": "sink", "config": sink})
+        answer.raise_for_status()
+        event("created", source_tasks=STREAMS, sink_tasks=2, seed=seed)
+        stall = broker_stall(kafka)
+        end = time.monotonic() + args.minutes * 60
+        down: list[tuple[float, Any]] = []
+        killed_workers: set[int] = set()
+
+        def restart_worker(index: int) -> None:
+            spark.start_worker(index)
+            killed_workers.discard(index)
+
+        while time.monotonic() < end:
+            time.sleep(rng.uniform(4, 10))  # the pace of the chaos, not a wait for a condition
+            for due, restart in list(down):
+                if time.monotonic() >= due:
+                    restart()
+                    down.remove((due, restart))
+            action = rng.choice(["spark-worker", "executor", "leader", "broker"])
+            if action == "spark-worker":
+                alive = [w.index for w in spark.workers if w.index not in killed_workers]
+                if len(alive) < 2:
+                    continue
+                index = rng.choice(alive)
+                spark.kill_worker(index, wait=False)
+                killed_workers.add(index)
+                event("kill -9 spark worker", index=index)
+                due = time.monotonic() + rng.uniform(5, 20)
+                down.append((due, lambda i=index: restart_worker(i)))
+            elif action == "executor":
+                pids = _executor_pids()
+                if not pids:
+                    continue
+                pid = rng.choice(pids)
+                os.kill(pid, signal.SIGKILL)
+                event("kill -9 executor", pid=pid)
+            elif action == "leader":
+                leader = leader_of(drivers, "src")
+                if leader is None or sum(d.alive() for d in drivers) < 2:
+                    continue
+                leader.kill()
+                event("kill -9 leading driver", driver=leader.name)
+                down.append((time.monotonic() + rng.uniform(10, 25), leader.start))
+            elif action == "broker" and stall is not None:
+                seconds = rng.uniform(2, 5)
+                with stall.stalled():
+                    time.sleep(seconds)  # the stall itself
+                event("broker stall", seconds=round(seconds, 1))
+        for _due, restart in down:
+            restart()
+        event("chaos over")
+        expected = set(all_keys(STREAMS, args.records))
+        reader = TopicReader(bootstrap, topic)
+        try:
+            produced = reader.wait_for_keys(expected, timeout=900)
+        finally:
+            reader.close()
+        event("every record in the topic")
+
+        def stored() -> bool:
+            return expected <= set(read_store(store).keys())
+
+        wait(stored, 900, "every record in the sink's store")
+        event("every record in the sink's store")
+        sunk: Counter[str] = read_store(store).keys()
+        result = {
+            "seed": seed,
+            "minutes": args.minutes,
+            "records": len(expected),
+            "lost in the topic": len(expected - set(produced)),
+            "lost in the sink": len(expected - set(sunk)),
+            "duplicates in the topic": sum(produced.values()) - len(set(produced)),
+            "duplicates in the sink": sum(sunk.values()) - len(set(sunk)),
+            "events": events,
+        }
+        for driver in drivers:
+            driver.stop()
+    print(json.dumps({k: v for k, v in result.items() if k != "events"}, indent=2))
+    if args.out is not None:
+        args.out.write_text(json.dumps(result, indent=2))
+    sys.exit(0 if result["lost in the topic"] == 0 and result["lost in the sink"] == 0 else 1)
+
+
+def _executor_pids() -> list[int]:
+    """The JVMs of Spark executors on this machine."""
+    out = subprocess.run(
+        ["pgrep", "-f", "CoarseGrainedExecutorBackend"], capture_output=True, text=True
+    )
+    return [int(p) for p in out.stdout.split()]
+
+
+if __name__ == "__main__":
+    main()
