@@ -157,36 +157,52 @@ def test_source_with_two_tasks_and_a_sink_move_every_record(
     assert sum(keys.values()) == 2 * records  # nothing delivered twice on a quiet cluster
 
 
-def test_a_killed_worker_task_is_rescheduled_and_every_record_arrives(
+def test_a_killed_spark_worker_s_tasks_run_elsewhere_and_the_balance_comes_back(
     driver: Driver, kafka_bootstrap: str, spark_cluster: StandaloneSpark
 ) -> None:
-    topic = make_topic(kafka_bootstrap)
+    topic = make_topic(kafka_bootstrap, partitions=4)
     worker = driver()
-    records = 6000
-    worker.herder.create_connector(
+    herder = worker.herder
+    wait_until(lambda: len(herder.workers()) >= spark_cluster.cores, SPARK_TIMEOUT, 0.5)
+    records = 3000
+    herder.create_connector(
         "src",
-        generator_config(topic, records=records, partitions=2, poll_interval_ms=10, batch_size=20),
+        generator_config(
+            topic, records=records, partitions=4, tasks_max=4, poll_interval_ms=10, batch_size=20
+        ),
     )
-    status = wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    status = wait_states(worker, "src", "RUNNING", ["RUNNING"] * 4)
     first = status["tasks"][0]["worker_id"]
     with reading(kafka_bootstrap, topic) as reader:
         reader.wait_for(1000, timeout=SPARK_TIMEOUT)
         killed = spark_cluster.worker_of_executor(first)
         assert killed is not None, first
+        lost = {
+            t["worker_id"]
+            for t in status["tasks"]
+            if spark_cluster.worker_of_executor(t["worker_id"]) == killed
+        }
         spark_cluster.kill_worker(killed)
 
         def moved() -> bool:
-            task = worker.herder.connector_status("src")["tasks"][0]
-            return bool(task["state"] == "RUNNING" and task["worker_id"] != first)
+            tasks = worker.herder.connector_status("src")["tasks"]
+            return all(t["state"] == "RUNNING" and t["worker_id"] not in lost for t in tasks)
 
-        wait_until(moved, SPARK_TIMEOUT, 0.2, "the task RUNNING on the other worker")
-        # by key: the duplicates would make a count of messages reach 2 * records early
-        keys = reader.wait_for_keys(all_keys(2, records), timeout=SPARK_TIMEOUT)
-    duplicates = sum(keys.values()) - 2 * records
-    assert set(keys) == set(all_keys(2, records))  # no loss
+        wait_until(moved, SPARK_TIMEOUT, 0.2, "every task RUNNING on the workers left")
+        # by key: the duplicates would make a count of messages reach 4 * records early
+        keys = reader.wait_for_keys(all_keys(4, records), timeout=SPARK_TIMEOUT)
+    duplicates = sum(keys.values()) - 4 * records
+    assert set(keys) == set(all_keys(4, records))  # no loss
     # only what was produced after the last offset commit (300 ms at a few thousand records/s)
     assert 0 <= duplicates <= 3000, duplicates
     spark_cluster.start_worker(killed)
+    # capacity is back: the lost workers run again and the leader evens the load out
+    wait_until(
+        lambda: sorted(len(w["tasks"]) for w in herder.workers().values()) == [1, 1, 1, 1],
+        SPARK_TIMEOUT,
+        0.5,
+        lambda: f"one task per worker, have {herder.workers()}",
+    )
 
 
 def test_a_restarted_driver_recovers_target_states_task_configs_and_offsets(

@@ -70,7 +70,11 @@ class Driver:
     def start(self) -> None:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [str(CDK), "distributed", str(self.path)], cwd=REPO, stdout=log, stderr=log
+                [str(CDK), "distributed", str(self.path)],
+                cwd=REPO,
+                stdout=log,
+                stderr=log,
+                env={**os.environ, "PYTHONPATH": str(REPO)},  # the test connectors
             )
 
     def alive(self) -> bool:
@@ -189,7 +193,8 @@ def main() -> None:
             "store.dir": str(store),
         }
         answer = drivers[1].http.post("/connectors", json={"name": "src", "config": source})
-        answer.raise_for_status()
+        if answer.status_code != 201:
+            raise SystemExit(f"creating the source failed: {answer.status_code} {answer.text}")
         answer = drivers[1].http.post("/connectors", json={"name": "sink", "config": sink})
         answer.raise_for_status()
         event("created", source_tasks=STREAMS, sink_tasks=2, seed=seed)

@@ -8,7 +8,8 @@ worker never reads it: the config, offset and status topics keep Kafka Connect 3
 The records (JSON values, string keys):
 
 - ``leader``: the driver that leads, its REST URL (where the others forward writes) and its
-  epoch, written when it takes the lead;
+  epoch, written when it takes the lead and renewed every heartbeat interval (its lease, see
+  :mod:`._leader`), and once more, resigned, when it stops;
 - ``assignment``: the whole assignment, versioned: worker id -> the tasks it runs, each with
   the task-config generation and the restart count it runs at;
 - ``worker-<id>``: a worker's heartbeat: alive (what it runs, which assignment version it
@@ -61,11 +62,15 @@ class LeaderRecord:
         driver: its id.
         url: its REST API's URL (``None`` without one).
         epoch: one more than the epoch of the leader before it.
+        resigned: True when the leader stopped (a standby takes over at once).
+        seen: when this process read the record (monotonic seconds; not written).
     """
 
     driver: str
     url: str | None
     epoch: int
+    resigned: bool = False
+    seen: float = field(default=0.0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -231,7 +236,13 @@ class AssignmentLog:
 
     def _apply_decoded(self, key: str, data: Any) -> None:
         if key == LEADER_KEY and data is not None:
-            self._leader = LeaderRecord(str(data["driver"]), data.get("url"), int(data["epoch"]))
+            self._leader = LeaderRecord(
+                str(data["driver"]),
+                data.get("url"),
+                int(data["epoch"]),
+                bool(data.get("resigned", False)),
+                seen=time.monotonic(),
+            )
         elif key == ASSIGNMENT_KEY and data is not None:
             self._assignment = AssignmentRecord(
                 leader=str(data["leader"]),

@@ -92,6 +92,22 @@ class Coordinator:
             self._leading = True
         return epoch
 
+    def renew(self, url: str | None) -> None:
+        """Renew the lease: the leader record again, same epoch.
+
+        Raises:
+            FencedException: another driver took the lead meanwhile.
+        """
+        self._assignments.publish_leader(LeaderRecord(self.driver_id, url, self._epoch))
+
+    def resign(self, url: str | None) -> None:
+        """Write that this leader stops, so that a standby takes over at once."""
+        with self._lock:
+            self._leading = False
+        self._assignments.publish_leader(
+            LeaderRecord(self.driver_id, url, self._epoch, resigned=True)
+        )
+
     def stand_down(self) -> None:
         """Stop publishing."""
         with self._lock:

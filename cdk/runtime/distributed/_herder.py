@@ -1,12 +1,12 @@
 """The distributed herder: connectors from the config topic, tasks on the cluster's workers.
 
-Kafka's ``DistributedHerder`` for a cluster of drivers. Every driver follows the config topic
-(its view of connectors, task configs and target states is what the topic says) and the status
-topic, and answers the REST API's reads. One driver leads (:mod:`._leader`): it runs the
-connectors, writes every change to the config topic first (in fenced transactions) and assigns
-the connectors' tasks to the live workers of every driver (:mod:`._coordinator`). The others
-stand by: their write requests raise :class:`NotLeaderException` with the leader's URL, and the
-REST API forwards them there, as Kafka's followers do.
+Kafka's ``DistributedHerder`` for a cluster of drivers. Every driver follows the config topic (its
+view of connectors, task configs and target states is what the topic says) and the status topic, and
+answers the REST API's reads. One driver leads, holding a lease in the assignments topic
+(:mod:`._leader`): it runs the connectors, writes every change to the config topic first (in fenced
+transactions) and assigns the connectors' tasks to the live workers of every driver
+(:mod:`._coordinator`). The others stand by: their write requests raise :class:`NotLeaderException`
+with the leader's URL, and the REST API forwards them there, as Kafka's followers do.
 
 Every operation that changes state runs on the herder's own thread, one after another, as
 Kafka's herder thread does; REST requests wait for theirs (at most
@@ -22,6 +22,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -113,6 +114,10 @@ class DistributedHerder(AbstractHerder):
         self._follower: threading.Thread | None = None
         self._follow_stop = threading.Event()
         self._next_check = 0.0
+        self._renewed = 0.0
+        self._taking = False
+        #: standbys wait a little more than the session timeout, not all the same
+        self._jitter_s = random.uniform(0, config.heartbeat_interval_ms / 1000.0)
 
     @property
     def leading(self) -> bool:
@@ -161,7 +166,7 @@ class DistributedHerder(AbstractHerder):
             self._follower = None
         if self._leading:
             try:
-                self._call(self._stand_down)
+                self._call(self._resign)
             except ConnectException:
                 self._stand_down()
         with self._lock:
@@ -172,17 +177,34 @@ class DistributedHerder(AbstractHerder):
             executor.shutdown(wait=True, cancel_futures=True)
         log.info("Distributed herder of driver %s stopped", self.driver_id)
 
-    # ------------------------------------------------------------------ ElectionListener
-    def elected(self) -> None:
-        """This driver won the election: take the lead on the herder thread."""
-        self._submit(self._take_lead)
-
+    # ------------------------------------------------------------------ the lease
     def deposed(self) -> None:
-        """This driver lost the election: stand down on the herder thread."""
+        """This driver's writes were fenced: stand down on the herder thread."""
         self._submit(self._stand_down)
 
+    def leader_known(self) -> bool:
+        """Whether a live driver leads (this one, or one whose lease is current)."""
+        if self._leading:
+            return True
+        record = self._assignments.leader
+        return (
+            record is not None
+            and not record.resigned
+            and record.driver != self.driver_id
+            and time.monotonic() - record.seen <= self._dconfig.session_timeout_ms / 1000.0
+        )
+
+    def _lease_open(self, now: float) -> bool:
+        """Whether a standby may take the lead: no leader, it resigned, or its lease lapsed."""
+        record = self._assignments.leader
+        if record is None or record.resigned or record.driver == self.driver_id:
+            return True  # none yet, a clean stop, or this driver's own from before a restart
+        lapse = self._dconfig.session_timeout_ms / 1000.0 + self._jitter_s
+        return now - record.seen > lapse
+
     def _take_lead(self) -> None:
-        if self._leading or self._stopping:
+        self._taking = False
+        if self._leading or self._stopping or not self._lease_open(time.monotonic()):
             return
         writer = TransactionalWriter(
             self._dconfig.transactional_id,
@@ -207,6 +229,7 @@ class DistributedHerder(AbstractHerder):
             self._sync(snapshot)
             self._leading = True
             names = list(self._configs)
+        self._renewed = time.monotonic()
         log.info("Driver %s leads the cluster (epoch %d)", self.driver_id, epoch)
         for name in names:
             with self._lock:
@@ -234,7 +257,8 @@ class DistributedHerder(AbstractHerder):
 
     # ------------------------------------------------------------------ following the topics
     def _follow(self) -> None:
-        """Follow the config and assignments topics; the leader rebalances on changes."""
+        """Follow the config and assignments topics: lead, renew the lease, or stand by."""
+        heartbeat_s = self._dconfig.heartbeat_interval_ms / 1000.0
         while not self._follow_stop.is_set():
             try:
                 changed = self._assignments.poll(_FOLLOW_S)
@@ -244,13 +268,52 @@ class DistributedHerder(AbstractHerder):
                 self._follow_stop.wait(1.0)
                 continue
             now = time.monotonic()
-            if not self._leading:
-                if changed:
-                    self._submit(self._sync_from_topic)
+            if self._leading:
+                record = self._assignments.leader
+                if record is not None and record.driver != self.driver_id and not record.resigned:
+                    log.warning(
+                        "Driver %s reads that driver %s leads (epoch %d): it stands down",
+                        self.driver_id,
+                        record.driver,
+                        record.epoch,
+                    )
+                    self._submit(self._stand_down)
+                elif changed or now >= self._next_check:
+                    self._next_check = now + heartbeat_s
+                    self._submit(self._tick)
                 continue
-            if changed or now >= self._next_check:
-                self._next_check = now + self._dconfig.heartbeat_interval_ms / 1000.0
-                self._submit(self._rebalance)
+            if changed:
+                self._submit(self._sync_from_topic)
+            if not self._taking and self._lease_open(now):
+                self._taking = True
+                if self._submit(self._take_lead) is None:
+                    self._taking = False
+
+    def _tick(self) -> None:
+        """The leader's beat: renew the lease when due, then rebalance (herder thread)."""
+        if not self._leading or self._stopping:
+            return
+        now = time.monotonic()
+        if now - self._renewed >= self._dconfig.heartbeat_interval_ms / 1000.0:
+            try:
+                self._coordinator.renew(self.url)
+                self._renewed = now
+            except FencedException:
+                self._stand_down()
+                return
+            except ConnectException as e:
+                log.warning("Driver %s could not renew its lease: %s", self.driver_id, e)
+        self._rebalance()
+
+    def _resign(self) -> None:
+        """A leader that stops says so, so that a standby takes over at once."""
+        if not self._leading:
+            return
+        try:
+            self._coordinator.resign(self.url)
+        except ConnectException as e:
+            log.warning("Driver %s could not write that it resigns: %s", self.driver_id, e)
+        self._stand_down()
 
     def _sync_from_topic(self) -> None:
         if self._leading:

@@ -1,227 +1,38 @@
-"""Which driver leads, and the leader's fenced writes.
+"""The leader's lease and its fenced writes.
 
-**Election.** Every driver of a cluster joins the consumer group ``group.id`` (as Kafka Connect's
-workers join it) and subscribes to the one-partition assignments topic with the cooperative
-sticky assignor: the member that holds the partition leads, and keeps it while others come and
-go. When the leader leaves (a clean stop) the group moves the partition at once; when it dies or
-freezes, the coordinator removes it after ``session.timeout.ms`` without heartbeats and another
-driver takes over. The group's other use by Kafka Connect means a Java worker and a kit driver
-cannot share it at the same time: the broker refuses the second protocol, which keeps two
-clusters from leading the same topics.
+**Election.** The drivers of a cluster elect their leader through the assignments topic and the
+broker's transactions, not through a consumer group (the embedded broker can leave a group stuck
+for ever when a member leaves while another joins). The leader holds a *lease*: it writes a
+``leader`` record (its id, REST URL and epoch) when it takes the lead and again every
+``heartbeat.interval.ms``. A standby that has read no leader record for ``session.timeout.ms``
+(the leader died or froze), or reads that the leader resigned (a clean stop), takes the lead:
 
 **Fencing.** The leader writes the config and assignments topics in transactions with
-``transactional.id`` ``connect-cluster-<group.id>`` (Kafka's leader uses the same id). A new
-leader's ``init_transactions`` fences the previous one: a deposed leader that wakes up (frozen
-longer than the session timeout, then continued) fails its next write with a fencing error, and
-nothing it tries to write is ever read (everyone reads committed records only). It then stands
-down.
+``transactional.id`` ``connect-cluster-<group.id>`` (Kafka's leader uses the same id). Taking
+the lead starts with ``init_transactions``, which fences every earlier producer of that id: a
+deposed leader that wakes up (frozen longer than the session timeout, then continued) fails its
+next write with a fencing error, and nothing it tries to write is ever read (everyone reads
+committed records only). It then stands down, as it does as soon as it reads another driver's
+leader record. When two standbys take over at once, the later ``init_transactions`` wins and
+the other one's writes are fenced.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from cdk.errors import ConnectException
 
-__all__ = [
-    "ElectionListener",
-    "FencedException",
-    "LeaderElection",
-    "TransactionalWriter",
-]
+__all__ = ["FencedException", "TransactionalWriter"]
 
 log = logging.getLogger("cdk.runtime.distributed")
 
 
 class FencedException(ConnectException):
     """This driver's transactional writes were fenced: another driver leads now."""
-
-
-class ElectionListener(Protocol):
-    """What the election tells the herder (from the election's thread)."""
-
-    def elected(self) -> None:
-        """This driver leads now."""
-
-    def deposed(self) -> None:
-        """This driver no longer leads."""
-
-
-class LeaderElection:
-    """A driver's membership of its cluster's group.
-
-    Args:
-        group_id: ``group.id``.
-        topic: the assignments topic (one partition; its holder leads).
-        consumer_config: librdkafka settings (``bootstrap.servers``, security).
-        listener: told when this driver is elected or deposed.
-        session_timeout_ms: ``session.timeout.ms``.
-        heartbeat_interval_ms: ``heartbeat.interval.ms``.
-    """
-
-    def __init__(
-        self,
-        group_id: str,
-        topic: str,
-        consumer_config: Mapping[str, Any],
-        listener: ElectionListener,
-        *,
-        session_timeout_ms: int = 10000,
-        heartbeat_interval_ms: int = 3000,
-    ) -> None:
-        self.group_id = group_id
-        self.topic = topic
-        self._config = {
-            **consumer_config,
-            "group.id": group_id,
-            "partition.assignment.strategy": "cooperative-sticky",
-            "session.timeout.ms": session_timeout_ms,
-            "heartbeat.interval.ms": min(heartbeat_interval_ms, session_timeout_ms // 3),
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "auto.offset.reset": "latest",
-        }
-        self._listener = listener
-        self._consumer: Any = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._leading = False
-        self._error: str | None = None
-
-    @property
-    def leading(self) -> bool:
-        """Whether this driver holds the partition now."""
-        return self._leading
-
-    @property
-    def error(self) -> str | None:
-        """Why the group could not be joined, when it could not (e.g. a Java worker is in it)."""
-        return self._error
-
-    def start(self) -> None:
-        """Join the group; the election runs on a thread of its own."""
-        from cdk.kafka import new_consumer
-
-        self._consumer = new_consumer(dict(self._config))
-        self._consumer.subscribe(
-            [self.topic],
-            on_assign=self._on_assign,
-            on_revoke=self._on_revoke,
-            on_lost=self._on_lost,
-        )
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="cdk-leader-election", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Leave the group (another driver takes over at once); stop leading first.
-
-        The member leaves only once the group is stable (or after the session timeout): a
-        member that leaves while the group re-forms can leave it stuck on brokers that keep a
-        departed member (the embedded Tansu, as for sink tasks: :mod:`cdk.runtime._leave_order`),
-        and no other driver would ever take the lead.
-        """
-        self._await_stable(self._config["session.timeout.ms"] / 1000.0 + 5.0)
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-            self._thread = None
-        consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            try:
-                consumer.close()  # leaves the group: revokes first, so deposed() runs
-            except Exception:
-                log.exception("Could not leave the group %s", self.group_id)
-        if self._leading:
-            self._set_leading(False)
-
-    def _await_stable(self, timeout_s: float) -> None:
-        """Wait (the election's thread still polling) until the group is not re-forming."""
-        from confluent_kafka import ConsumerGroupState
-
-        from cdk.kafka import new_admin
-
-        if self._consumer is None:
-            return
-        settings = {k: v for k, v in self._config.items() if not _consumer_only(k)}
-        admin = new_admin(settings)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                future = admin.describe_consumer_groups([self.group_id], request_timeout=5)
-                state = future[self.group_id].result().state
-            except Exception:  # noqa: BLE001 - cannot tell: leave now
-                return
-            if state in (ConsumerGroupState.STABLE, ConsumerGroupState.EMPTY):
-                return
-            time.sleep(0.2)  # polling the coordinator while the group re-forms
-        log.warning(
-            "Group %s did not settle within %.0f s; leaving it anyway", self.group_id, timeout_s
-        )
-
-    def _run(self) -> None:
-        from confluent_kafka import KafkaError
-
-        while not self._stop.is_set():
-            consumer = self._consumer
-            if consumer is None:
-                return
-            try:
-                message = consumer.poll(0.2)
-            except Exception as e:  # noqa: BLE001 - logged; the loop goes on
-                log.warning("Leader election: %s", e)
-                continue
-            if message is None or message.error() is None:
-                continue
-            error = message.error()
-            if error.code() == KafkaError._PARTITION_EOF:
-                continue
-            text = str(error)
-            if error.code() == KafkaError.INCONSISTENT_GROUP_PROTOCOL:
-                text = (
-                    f"group.id {self.group_id} is in use by members of another protocol (a Java "
-                    "Kafka Connect cluster?): a kit driver cannot lead the same topics while they "
-                    "run"
-                )
-            if text != self._error:
-                log.error("Leader election in group %s: %s", self.group_id, text)
-            self._error = text
-
-    def _on_assign(self, consumer: Any, partitions: Sequence[Any]) -> None:
-        if partitions:
-            # the partition's records are not needed here: the herder follows the topic
-            consumer.pause(list(partitions))
-            self._error = None
-            self._set_leading(True)
-
-    def _on_revoke(self, _consumer: Any, partitions: Sequence[Any]) -> None:
-        if partitions and self._leading:
-            self._set_leading(False)
-
-    def _on_lost(self, _consumer: Any, partitions: Sequence[Any]) -> None:
-        if self._leading:
-            log.warning("This driver lost its place in group %s (session expired)", self.group_id)
-            self._set_leading(False)
-
-    def _set_leading(self, leading: bool) -> None:
-        self._leading = leading
-        log.info(
-            "%s the partition of %s in group %s",
-            "Holds" if leading else "Gave up",
-            self.topic,
-            self.group_id,
-        )
-        try:
-            if leading:
-                self._listener.elected()
-            else:
-                self._listener.deposed()
-        except Exception:
-            log.exception("The election listener failed")
 
 
 class TransactionalWriter:
@@ -255,6 +66,8 @@ class TransactionalWriter:
         self._producer: Any = None
         self._lock = threading.Lock()
         self._fenced = False
+        #: a fatal client error reported through the error callback (fencing, mostly)
+        self._fatal: Any = None
 
     @property
     def fenced(self) -> bool:
@@ -270,7 +83,8 @@ class TransactionalWriter:
         from cdk.kafka import new_producer
 
         with self._lock:
-            producer = new_producer(dict(self._config))
+            self._fatal = None
+            producer = new_producer({**self._config, "error_cb": self._on_error})
             try:
                 producer.init_transactions(self._timeout_s)
             except Exception as e:
@@ -279,6 +93,13 @@ class TransactionalWriter:
                 ) from e
             self._producer = producer
             self._fenced = False
+
+    def _on_error(self, error: Any) -> None:
+        # fatal errors arrive here instead of being raised inside a delivery callback
+        if error.fatal():
+            self._fatal = error
+        else:
+            log.debug("The leader's producer: %s", error)
 
     def close(self) -> None:
         """Drop the producer (a later :meth:`start` fences again)."""
@@ -316,7 +137,18 @@ class TransactionalWriter:
                 producer.begin_transaction()
                 for index, (key, value) in enumerate(records):
                     producer.produce(topic, key=key, value=value, on_delivery=on_delivery(index))
-                producer.flush(self._timeout_s)
+                try:
+                    producer.flush(self._timeout_s)
+                except SystemError as exc:
+                    # the client raises a fatal error (fencing) while it runs the delivery
+                    # callbacks of what it purged: the error is the SystemError's cause
+                    cause = exc.__cause__ or exc.__context__
+                    if isinstance(cause, KafkaException):
+                        raise cause from exc
+                    raise
+                fatal = self._fatal
+                if fatal is not None:
+                    raise KafkaException(fatal)
                 if errors:
                     raise ConnectException(f"Could not write to {topic}: {errors[0]}")
                 producer.commit_transaction(self._timeout_s)
@@ -338,18 +170,6 @@ class TransactionalWriter:
                 _abort(producer, self._timeout_s)
                 raise
             return offsets
-
-
-def _consumer_only(key: str) -> bool:
-    return key in {
-        "group.id",
-        "partition.assignment.strategy",
-        "session.timeout.ms",
-        "heartbeat.interval.ms",
-        "enable.auto.commit",
-        "enable.auto.offset.store",
-        "auto.offset.reset",
-    }
 
 
 def _is_fenced(error: Any) -> bool:

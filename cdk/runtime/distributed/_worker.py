@@ -12,8 +12,9 @@
                            placement=...) as driver:
         driver.herder.create_connector("src", {"connector.class": "MySource", ...})
 
-Several drivers with one ``group.id`` form a cluster: one leads (it runs the connectors and
-assigns their tasks), the others stand by and forward writes to it (:mod:`._herder`). Each
+Several drivers with one ``group.id`` (and so one set of topics) form a cluster: one leads (it
+runs the connectors and assigns their tasks), the others stand by and forward writes to it
+(:mod:`._herder`). Each
 driver's :class:`~cdk.runtime.distributed._placement.TaskPlacement` hosts workers, and the
 leader assigns tasks to the workers of every driver: :func:`cdk.spark.distributed_worker` (and
 ``cdk distributed``) give the Spark one, on ``spark.master``. Nothing here imports
@@ -35,7 +36,6 @@ from cdk.runtime._worker import Worker
 from cdk.runtime.distributed._assignments import AssignmentLog
 from cdk.runtime.distributed._config import DistributedConfig
 from cdk.runtime.distributed._herder import DistributedHerder
-from cdk.runtime.distributed._leader import LeaderElection
 from cdk.runtime.distributed._placement import TaskPlacement, worker_spec
 from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.rest._server import RestServer
@@ -128,7 +128,6 @@ class DistributedWorker(InProcessWorker):
         self.driver_id = ""
         self._worker: Worker | None = None
         self._herder: DistributedHerder | None = None
-        self._election: LeaderElection | None = None
         self._placement_started = False
         self._started: list[Callable[[], None]] = []
 
@@ -189,15 +188,6 @@ class DistributedWorker(InProcessWorker):
             self._herder.start()
             placement.start(worker_spec(self.config, self.driver_id, self.plugins))
             self._placement_started = True
-            self._election = LeaderElection(
-                self.config.group_id,
-                self.config.assignment_topic,
-                self.config.admin_props(),
-                self._herder,
-                session_timeout_ms=self.config.session_timeout_ms,
-                heartbeat_interval_ms=self.config.heartbeat_interval_ms,
-            )
-            self._election.start()
             if self.rest is not None:
                 self.rest.start(self._herder)
             # writes are answered once a leader is known (this driver, or another one)
@@ -205,10 +195,9 @@ class DistributedWorker(InProcessWorker):
             if not self.await_leader(wait_s):
                 log.warning(
                     "No driver of group %s took the lead within %.0f s; writes are refused "
-                    "(409) until one does%s",
+                    "(409) until one does",
                     self.config.group_id,
                     wait_s,
-                    f": {self._election.error}" if self._election.error else "",
                 )
         except BaseException:
             self.stop()
@@ -228,21 +217,18 @@ class DistributedWorker(InProcessWorker):
         deadline = time.monotonic() + timeout_s
         herder = self.herder
         while time.monotonic() < deadline:
-            if herder.leading or self.assignments.leader is not None:
+            if herder.leader_known():
                 return True
             time.sleep(0.05)  # polling the election's outcome
         return False
 
     def stop(self) -> None:
-        """Stop the REST API, leave the cluster, stop this driver's workers and the stores."""
+        """Stop the REST API, resign if leading, stop this driver's workers and the stores."""
         if self.rest is not None:
             try:
                 self.rest.stop()
             except Exception:
                 log.exception("Failed to stop the REST API")
-        election, self._election = self._election, None
-        if election is not None:
-            election.stop()
         herder, self._herder = self._herder, None
         if herder is not None:
             try:

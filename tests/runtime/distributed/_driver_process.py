@@ -2,8 +2,8 @@
 
 Usage: ``python -m tests.runtime.distributed._driver_process <properties.json> [workers]``
 
-Prints ``READY <rest url> <driver id>`` once started and a leader is known, then runs until SIGTERM or SIGINT (a clean
-stop). Its log goes to stderr.
+Prints ``READY <rest url> <driver id>`` once started and a leader is known, then runs until SIGTERM
+or SIGINT (a clean stop). Its log goes to stderr.
 """
 
 from __future__ import annotations

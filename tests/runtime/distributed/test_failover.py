@@ -59,6 +59,8 @@ class DriverProcess:
 
     def stop(self) -> None:
         self.http.close()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGCONT)
             self.process.terminate()

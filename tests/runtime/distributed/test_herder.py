@@ -90,6 +90,12 @@ def driver(props: dict[str, str]) -> Iterator[Driver]:
         started.append(worker)
         worker.start()
         assert worker.await_leader(60), "no driver of the cluster took the lead"
+        mine = {_placement(worker).worker_id(i) for i in range(workers)}
+        wait_until(
+            lambda: mine <= set(worker.herder.workers()),
+            60,
+            message=lambda: f"workers {mine} to heartbeat, have {worker.herder.workers()}",
+        )
         return worker
 
     yield start
