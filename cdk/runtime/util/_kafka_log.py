@@ -4,7 +4,8 @@ The offset, config and status stores of distributed mode each keep their state i
 topic: :class:`KafkaBasedLog` creates the topic when it is missing, reads it from the beginning
 on :meth:`~KafkaBasedLog.start`, hands every record it reads to a callback, reads to the end of
 the topic on demand (so a store sees what other processes wrote), and writes records and waits for
-the broker to acknowledge them.
+the broker to acknowledge them. A fetch that skips records the broker holds is noticed and read
+again (:class:`~cdk.runtime.util.FetchGaps`), so the callback sees every record, in order.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cdk.errors import ConfigException, ConnectException
+from cdk.runtime.util._fetch_gaps import FetchGaps
 from cdk.runtime.util._topics import ensure_topic
 
 __all__ = ["KafkaBasedLog", "LogRecord"]
@@ -69,6 +71,9 @@ class KafkaBasedLog:
         self._producer: Any = None
         self._consumer: Any = None
         self._assigned: list[Any] = []
+        # the offset expected next in each partition (from the log start), and the re-reads
+        self._next: dict[int, int] = {}
+        self._gaps = FetchGaps(self)
 
     def _client_config(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         config: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers}
@@ -80,6 +85,11 @@ class KafkaBasedLog:
     def partitions(self) -> int:
         """How many partitions the topic has (0 before :meth:`start`)."""
         return len(self._assigned)
+
+    @property
+    def healed_gaps(self) -> int:
+        """How many fetches skipped records the broker holds, healed by reading again."""
+        return self._gaps.healed
 
     @property
     def started(self) -> bool:
@@ -142,6 +152,8 @@ class KafkaBasedLog:
                 TopicPartition(self.topic, p, -2)  # OFFSET_BEGINNING
                 for p in range(num_partitions)
             ]
+            self._next = {}
+            self._gaps.forget()
             self._consumer.assign(self._assigned)
             try:
                 self.read_to_end()
@@ -164,14 +176,17 @@ class KafkaBasedLog:
                 raise ConnectException(f"The {self.purpose} on topic {self.topic} is not started")
             deadline = time.monotonic() + self._timeout_s
             ends: dict[int, int] = {}
+            expected = self._next
             for tp in self._assigned:
                 try:
-                    _low, high = consumer.get_watermark_offsets(tp, timeout=self._timeout_s)
+                    low, high = consumer.get_watermark_offsets(tp, timeout=self._timeout_s)
                 except Exception as e:
                     raise ConnectException(
                         f"Could not read the end offsets of the {self.purpose} topic "
                         f"{self.topic}: {e}"
                     ) from e
+                # read from the beginning: the first record is expected at the log start
+                expected.setdefault(tp.partition, max(low, 0))
                 if high > 0:
                     ends[tp.partition] = high
             positions: dict[int, int] = dict.fromkeys(ends, -1)
@@ -190,20 +205,49 @@ class KafkaBasedLog:
                 if not messages:
                     first = consumer.poll(min(remaining, 0.5))
                     messages = [] if first is None else [first]
+                rereading: set[int] = set()
+                check_all = self._gaps.rereading
                 for message in messages:
                     partition = message.partition()
                     error = message.error()
                     if error is not None:
                         if error.code() == KafkaError._PARTITION_EOF:
+                            if partition in rereading:
+                                continue  # fetched before the seek back
+                            if check_all:  # a re-read that reached the end with no record
+                                self._gaps.forget([(self.topic, partition)])
                             if partition in positions:
                                 positions[partition] = max(positions[partition], message.offset())
                             continue
                         raise ConnectException(
                             f"Error reading the {self.purpose} topic {self.topic}: {error}"
                         )
+                    offset = message.offset()
+                    if (check_all or expected.get(partition, offset) != offset) and not (
+                        self._in_order(partition, offset, rereading)
+                    ):
+                        continue
+                    expected[partition] = offset + 1
                     if partition in positions:
-                        positions[partition] = max(positions[partition], message.offset() + 1)
-                    self._on_record((message.key(), message.value(), partition, message.offset()))
+                        positions[partition] = max(positions[partition], offset + 1)
+                    self._on_record((message.key(), message.value(), partition, offset))
+
+    def _in_order(self, partition: int, offset: int, rereading: set[int]) -> bool:
+        """Whether to take a record that may not follow the previous one of its partition.
+
+        A fetch that began past the offset expected has the partition read again from there
+        (once); the partition's records still in the batch are dropped meanwhile.
+        """
+        if partition in rereading:
+            return False
+        expected = self._next.get(partition)
+        if expected is None or self._gaps.check((self.topic, partition), expected, offset):
+            return True
+        rereading.add(partition)
+        from confluent_kafka import TopicPartition
+
+        self._consumer.seek(TopicPartition(self.topic, partition, expected))
+        return False
 
     def send(self, records: Sequence[tuple[bytes, bytes | None]]) -> list[int]:
         """Produce ``records`` (key, value; ``None`` a tombstone) in order and wait for the acks.
