@@ -171,7 +171,7 @@ def test_the_log_takes_transaction_markers_after_one_re_read_each(
     transaction(8)
     transaction(12)
     reader.log.read_to_end()  # the marker at 9 is followed now; 14 has its marker at 15
-    assert [o for _p, o, _v in reader.read] == [0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 15, 16, 17, 18]
+    assert [o for _p, o, _v in reader.read] == [o for o in range(19) if o % 5 != 4]
     assert [v for _p, _o, v in reader.read] == [str(n).encode() for n in range(16)]
     assert reader.log.healed_gaps == 0
     assert _messages(caplog, logging.WARNING) == []
