@@ -42,7 +42,7 @@ class FetchGaps:
         on_heal: called once per healed gap (a metric's counter).
     """
 
-    __slots__ = ("_on_heal", "_owner", "_pending", "_warned", "healed")
+    __slots__ = ("_on_heal", "_owner", "_pending", "_warned", "confirmed", "healed")
 
     def __init__(self, owner: object, on_heal: Callable[[], None] | None = None) -> None:
         self._owner = owner
@@ -52,6 +52,8 @@ class FetchGaps:
         self._warned: set[PartitionKey] = set()
         #: Gaps healed since the reader started.
         self.healed = 0
+        #: Gaps a re-read found again, taken as genuine holes in the offsets.
+        self.confirmed = 0
 
     @property
     def rereading(self) -> bool:
@@ -80,6 +82,7 @@ class FetchGaps:
                 self._healed(key, pending)
             return True
         if pending is not None:
+            self.confirmed += 1
             log.debug(
                 "%s %s-%d has no records between offsets %d and %d (compacted, transaction "
                 "markers or deleted records): a second read began at %d again",

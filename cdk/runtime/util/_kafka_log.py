@@ -266,7 +266,13 @@ class KafkaBasedLog:
         rereading.add(partition)
         from confluent_kafka import TopicPartition
 
-        self._consumer.seek(TopicPartition(self.topic, partition, expected))
+        consumer = self._consumer
+        try:
+            consumer.seek(TopicPartition(self.topic, partition, expected))
+        except Exception as exc:  # noqa: BLE001 - librdkafka refuses seeks before fetching
+            log.debug("%r seek of partition %d failed (%s); re-assigning it", self, partition, exc)
+            consumer.incremental_unassign([TopicPartition(self.topic, partition)])
+            consumer.incremental_assign([TopicPartition(self.topic, partition, expected)])
         return False
 
     def send(self, records: Sequence[tuple[bytes, bytes | None]]) -> list[int]:
