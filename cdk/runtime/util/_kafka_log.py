@@ -24,6 +24,8 @@ from cdk.runtime.util._topics import ensure_topic
 __all__ = ["KafkaBasedLog", "LogRecord"]
 
 log = logging.getLogger("cdk.runtime.kafkalog")
+#: How long read_to_end waits for the records its consumer has fetched past the end it was told.
+_FETCHED_QUIET_S = 0.05
 
 #: What the callback receives: key, value (``None``: a tombstone), partition, offset.
 LogRecord = tuple[bytes | None, bytes | None, int, int]
@@ -194,7 +196,9 @@ class KafkaBasedLog:
             # The embedded broker (Tansu) answers the end offset of a partition with the base
             # offset of its last batch + 1, short of the batch's other records. The high
             # watermark of the fetch that brought that batch is right (the consumer keeps the
-            # latest): reading up to it once more finishes the batch.
+            # latest), and the batch's other records are fetched already: take them. Records
+            # past the last stable offset (an open transaction) do not come under
+            # read_committed: that read stops after a short quiet time instead of waiting.
             more = False
             for tp in self._assigned:
                 if tp.partition in ends:
@@ -203,12 +207,19 @@ class KafkaBasedLog:
                         ends[tp.partition] = fetched
                         more = True
             if more:
-                self._read_until(ends, positions, deadline)
+                self._read_until(ends, positions, deadline, quiet_s=_FETCHED_QUIET_S)
 
     def _read_until(
-        self, ends: Mapping[int, int], positions: dict[int, int], deadline: float
+        self,
+        ends: Mapping[int, int],
+        positions: dict[int, int],
+        deadline: float,
+        quiet_s: float | None = None,
     ) -> None:
-        """Consume until each partition's position (updated in place) reaches its end."""
+        """Consume until each partition's position (updated in place) reaches its end.
+
+        With ``quiet_s``, also stop when nothing came for that long.
+        """
         from confluent_kafka import KafkaError
 
         consumer = self._consumer
@@ -223,7 +234,10 @@ class KafkaBasedLog:
             # there, else wait for the next record only as long as it takes to arrive
             messages = consumer.consume(num_messages=500, timeout=0)
             if not messages:
-                first = consumer.poll(min(remaining, 0.5))
+                wait = min(remaining, 0.5 if quiet_s is None else quiet_s)
+                first = consumer.poll(wait)
+                if first is None and quiet_s is not None:
+                    return
                 messages = [] if first is None else [first]
             rereading: set[int] = set()
             check_all = self._gaps.rereading

@@ -7,6 +7,7 @@ hand the callback one record of the 5, and the other 4 only after some later wri
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -46,5 +47,32 @@ def test_read_to_end_reads_the_whole_last_batch(kafka_bootstrap: str) -> None:
         _batch(producer, topic, range(5, 12))
         log.read_to_end()
         assert [value for _k, value, _p, _o in read] == [str(n).encode() for n in range(12)]
+    finally:
+        log.stop()
+
+
+def test_read_to_end_does_not_wait_for_an_open_transaction(kafka_bootstrap: str) -> None:
+    """Records of a transaction not yet committed are not read, and not waited for."""
+    topic = f"log-{uuid.uuid4().hex[:10]}"
+    create_topics(kafka_bootstrap, [topic], partitions=1, config={"cleanup.policy": "compact"})
+    plain = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 0})
+    _batch(plain, topic, range(3))
+    read: list[LogRecord] = []
+    log = KafkaBasedLog(
+        topic, kafka_bootstrap, read.append, replication_factor=1, create=False, timeout_s=10
+    )
+    log.start()
+    txn = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": f"tx-{topic}"})
+    txn.init_transactions(10)
+    txn.begin_transaction()
+    try:
+        _batch(txn, topic, range(3, 6))  # on the broker, not committed
+        started = time.monotonic()
+        log.read_to_end()
+        assert time.monotonic() - started < 5, "read_to_end waited for the open transaction"
+        assert [value for _k, value, _p, _o in read] == [b"0", b"1", b"2"]
+        txn.commit_transaction(10)
+        log.read_to_end()
+        assert [value for _k, value, _p, _o in read] == [str(n).encode() for n in range(6)]
     finally:
         log.stop()
