@@ -38,6 +38,7 @@ from cdk.runtime._gc import pace_gc_for_records
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
 from cdk.runtime.errors import ConsumedRecord, ProcessingContext, Stage
+from cdk.runtime.util import FetchGaps
 
 if TYPE_CHECKING:
     import confluent_kafka
@@ -61,6 +62,8 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "queued.min.messages": 1000000,
 }
 MAX_POLL_RECORDS = "max.poll.records"
+#: ``auto.offset.reset`` values that start a partition with no committed offset at its beginning.
+_EARLIEST = frozenset({"earliest", "smallest", "beginning"})
 _POLL_SLICE_S = 0.1  # how often a waiting poll checks for stop / state changes
 #: How often a ``topics.regex`` subscription looks for topics created or deleted since.
 TOPICS_REFRESH_S = 3.0
@@ -137,6 +140,7 @@ class WorkerSinkTask(WorkerTask):
             ) from None
         config["on_commit"] = self._on_commit
         self._consumer_config = config
+        self._reset_earliest = str(config.get("auto.offset.reset", "")).lower() in _EARLIEST
         self._errant_reporter = errant_reporter
         # Raw messages of the batch being delivered, for the errant record reporter's DLQ.
         self._raw: dict[tuple[str, int, int], Any] | None = (
@@ -159,6 +163,14 @@ class WorkerSinkTask(WorkerTask):
         self._sync_pauses = False
         self._rebalance_error: BaseException | None = None
         self._partitions_closed = False
+        # Fetches that skipped records (see cdk.runtime.util.FetchGaps): the re-reads in
+        # flight, the partitions sought back during the batch being converted (the rest of the
+        # batch's records of those is stale), and the partitions read from their beginning
+        # (no committed offset), with the log start once known.
+        self._gaps = FetchGaps(self, on_heal=self._count_heal)
+        self._rereading: set[tuple[str, int]] = set()
+        self._from_start: dict[tuple[str, int], int | None] = {}
+        self._dropped = 0
 
         self._wakeup = False
         # how many times the group gave this task its partitions (see rejoined_since)
@@ -372,8 +384,8 @@ class WorkerSinkTask(WorkerTask):
                 error, self._rebalance_error = self._rebalance_error, None
                 raise error
             if messages:
-                sink_metrics.record_read(len(messages), self.metrics.clock())
                 self._convert_messages(messages)
+                sink_metrics.record_read(len(messages) - self._dropped, self.metrics.clock())
                 self._record_active()
             self._deliver_messages()
 
@@ -412,6 +424,13 @@ class WorkerSinkTask(WorkerTask):
         new_headers = _new_headers
         raw = self._raw
         active_topics = self._active_topic_names
+        self._dropped = 0
+        if self._rereading:
+            self._rereading.clear()
+        # While a partition is read again, every record is checked; otherwise only the first
+        # of each partition in the batch and one that is not where the previous one ended.
+        check_all = self._gaps.rereading
+        in_order = self._in_order
         for msg in messages:
             if msg.error() is not None:
                 self._consumer_error(msg.error())
@@ -419,7 +438,10 @@ class WorkerSinkTask(WorkerTask):
             topic = msg.topic()
             partition = msg.partition()
             offset = msg.offset()
-            positions[(topic, partition)] = offset + 1
+            tp = (topic, partition)
+            if (check_all or positions.get(tp, -1) != offset) and not in_order(tp, offset):
+                continue
+            positions[tp] = offset + 1
             if raw is not None:
                 raw[(topic, partition, offset)] = msg
             try:
@@ -453,6 +475,58 @@ class WorkerSinkTask(WorkerTask):
                 record = self._convert_tolerant(msg)
             if record is not None:
                 batch.append(record)
+
+    def _in_order(self, key: tuple[str, int], offset: int) -> bool:
+        """Whether to take a record that may not follow the previous one of its partition.
+
+        When a fetch began past the offset expected, the partition is sought back there and
+        read once more (:class:`~cdk.runtime.util.FetchGaps`); its records still in this batch
+        are dropped, so none after the gap reaches ``put`` before the ones in it.
+        """
+        if key in self._rereading:
+            self._dropped += 1
+            return False
+        expected = self._batch_positions.get(key)
+        if expected is None:
+            expected = self._current.get(key)
+            if expected is None:
+                expected = self._start_offset(key)
+                if expected is None:
+                    return True
+        if expected == offset and not self._gaps.rereading:
+            return True
+        if self._gaps.check(key, expected, offset):
+            return True
+        self._rereading.add(key)
+        self._dropped += 1
+        self._seek(key[0], key[1], expected)
+        return False
+
+    def _start_offset(self, key: tuple[str, int]) -> int | None:
+        """Where a partition read from its beginning starts: the log start of the last fetch."""
+        if key not in self._from_start:
+            return None
+        start = self._from_start[key]
+        if start is None:
+            from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+            consumer = self._consumer
+            assert consumer is not None
+            try:
+                watermarks = consumer.get_watermark_offsets(
+                    KafkaTopicPartition(key[0], key[1]), cached=True
+                )
+            except Exception:  # noqa: BLE001 - unknown start: the first record is taken
+                return None
+            if not watermarks or watermarks[0] < 0:
+                return None
+            self._from_start[key] = start = int(watermarks[0])
+        return start
+
+    def _count_heal(self) -> None:
+        sink_metrics = self.metrics.sink
+        assert sink_metrics is not None
+        sink_metrics.fetch_gap_heal.record(1.0, self.metrics.clock())
 
     def _convert_headers(self, topic: str, raw_headers: Sequence[tuple[str, Any]]) -> Headers:
         convert = self._header_converter.to_connect_header
@@ -593,25 +667,36 @@ class WorkerSinkTask(WorkerTask):
     def _rewind(self) -> None:
         if not self.context.has_offsets():
             return
-        consumer = self._consumer
-        assert consumer is not None
-        from confluent_kafka import TopicPartition as KafkaTopicPartition
-
         for tp, offset in self.context.take_offsets().items():
             if tp not in self._assigned:
                 log.warning("%s Cannot rewind %s: the partition is not assigned", self, tp)
                 continue
-            try:
-                consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
-            except Exception as exc:  # noqa: BLE001 - librdkafka refuses seeks before fetching
-                # librdkafka cannot seek a partition it has not started fetching: re-assign it.
-                log.debug("%s seek of %s failed (%s); re-assigning at the offset", self, tp, exc)
-                consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition)])
-                consumer.incremental_assign([KafkaTopicPartition(tp.topic, tp.partition, offset)])
+            self._seek(tp.topic, tp.partition, offset)
             key = (tp.topic, tp.partition)
             self._last_committed[key] = OffsetAndMetadata(offset)
             self._current[key] = offset
             self._batch_positions.pop(key, None)
+            self._gaps.forget([key])
+
+    def _seek(self, topic: str, partition: int, offset: int) -> None:
+        """Move the consumer's position in a partition (the next fetch reads from ``offset``)."""
+        consumer = self._consumer
+        assert consumer is not None
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        try:
+            consumer.seek(KafkaTopicPartition(topic, partition, offset))
+        except Exception as exc:  # noqa: BLE001 - librdkafka refuses seeks before fetching
+            # librdkafka cannot seek a partition it has not started fetching: re-assign it.
+            log.debug(
+                "%s seek of %s-%d failed (%s); re-assigning at the offset",
+                self,
+                topic,
+                partition,
+                exc,
+            )
+            consumer.incremental_unassign([KafkaTopicPartition(topic, partition)])
+            consumer.incremental_assign([KafkaTopicPartition(topic, partition, offset)])
 
     # -- rebalance callbacks (run inside consumer.poll/consume on the task thread) ----------------
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
@@ -624,6 +709,8 @@ class WorkerSinkTask(WorkerTask):
         self._current = {}
         self._last_committed = {}
         self._paused_for_redelivery = False
+        self._gaps.forget()
+        self._from_start = {}
         # Let the task open its partitions (and possibly ask for offsets) before assigning.
         opened = False
         if self._rebalance_error is None:
@@ -637,10 +724,12 @@ class WorkerSinkTask(WorkerTask):
                 self._in_assign = False
         rewinds = self.context.take_offsets() if opened else {}
         committed: dict[tuple[str, int], int] = {}
+        known = False  # whether the partitions without a committed offset surely have none
         try:
             for p in consumer.committed(partitions, timeout=30):
                 if p.offset >= 0:
                     committed[(p.topic, p.partition)] = p.offset
+            known = True
         except Exception as exc:  # noqa: BLE001 - the committed position is only a hint
             log.warning("%s could not read committed offsets: %s", self, exc)
         assignment = []
@@ -653,6 +742,8 @@ class WorkerSinkTask(WorkerTask):
             else:
                 assignment.append(KafkaTopicPartition(p.topic, p.partition))
                 position = committed.get(key)
+                if position is None and known and self._reset_earliest:
+                    self._from_start[key] = None  # from the log start, known after a fetch
             if position is not None:
                 self._last_committed[key] = OffsetAndMetadata(position)
                 self._current[key] = position
@@ -676,6 +767,7 @@ class WorkerSinkTask(WorkerTask):
                     self._rebalance_error = exc
         self._batch.clear()
         self._batch_positions.clear()
+        self._gaps.forget()
         if self._raw:
             self._raw.clear()
         self._assigned = set()
@@ -696,6 +788,8 @@ class WorkerSinkTask(WorkerTask):
         for tp in lost:
             self._current.pop((tp.topic, tp.partition), None)
             self._last_committed.pop((tp.topic, tp.partition), None)
+            self._from_start.pop((tp.topic, tp.partition), None)
+        self._gaps.forget((tp.topic, tp.partition) for tp in lost)
         self._record_partitions()
         self._record_active()
 
@@ -880,6 +974,7 @@ class WorkerSinkTask(WorkerTask):
             except Exception as exc:  # noqa: BLE001 - the rewind is best effort
                 log.warning("%s could not rewind %s-%d: %s", self, topic, partition, exc)
             self._current[(topic, partition)] = om.offset
+            self._gaps.forget([(topic, partition)])
         self._batch.clear()
         self._batch_positions.clear()
 

@@ -1,6 +1,7 @@
 """Source -> Kafka -> sink, end to end, with JSON (schemas on) and Avro; exact record sets.
 
-Also Kafka's file quickstart (FileStreamSource -> Kafka -> FileStreamSink) on the embedded worker.
+Also Kafka's file quickstart (FileStreamSource -> Kafka -> FileStreamSink) on the embedded worker,
+and a sink whose consumer's fetches skip records, as the embedded broker's sometimes do.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._fetch_skip import SkippingConsumer, skipping_factory
 from tests._wait import wait_until
 from tests.connectors.recording import read_store
 from tests.integration._support import (
@@ -73,6 +75,49 @@ def run_pipeline(worker: Connect, bootstrap: str, tmp_path: Path, kind: str) -> 
     assert store_records(got) == expected_store_records(STREAMS, RECORDS)
     assert max(got.coordinates().values()) == 1  # no duplicates
     assert {r["topic"] for r in got.records} == {topic}
+
+
+def test_records_a_fetch_skipped_reach_the_sink_once_and_in_order(
+    connect: Callable[..., Connect],
+    kafka_bootstrap: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sink task's consumer leaves records out of its first fetches, while a source writes.
+
+    Partition 0 loses offsets 20-34 from one fetch, partition 1 the first 10 records of its
+    very first fetch (the task reads it from the log start). The records are on the broker: the
+    task reads them again, puts every record once and in offset order, and reports the healed
+    gaps in its ``fetch-gap-heal-total`` metric (``GET /metrics`` too).
+    """
+    topic = make_topic(kafka_bootstrap, partitions=2)
+    made: list[SkippingConsumer] = []
+    # the sink task builds its consumer with cdk.kafka.new_consumer when it starts
+    monkeypatch.setattr(
+        "cdk.kafka.new_consumer", skipping_factory([(topic, 0, 20, 15), (topic, 1, 0, 10)], made)
+    )
+    worker = connect()
+    store = tmp_path / unique("store")
+    source, sink = unique("gen"), unique("rec")
+    worker.rest.create(sink, recording_config(topic, store, tasks_max=1))
+    worker.rest.wait_state(sink, "RUNNING", tasks=1)
+    worker.rest.create(
+        source,
+        generator_config(topic, records=RECORDS, partitions=STREAMS, tasks_max=1, batch_size=20),
+    )
+    wait_store_keys(store, all_keys(STREAMS, RECORDS))
+    got = read_store(store)
+    assert max(got.coordinates().values()) == 1  # no duplicates
+    offsets: dict[int, list[int]] = {}
+    for r in got.records:
+        offsets.setdefault(r["partition"], []).append(r["offset"])
+    assert {p: o == list(range(len(o))) for p, o in offsets.items()} == {0: True, 1: True}
+    assert sorted(len(c.left_out) for c in made if c.left_out) == [25]
+    snapshot = worker.worker.metrics()
+    assert snapshot.value("sink-task-metrics", "fetch-gap-heal-total", connector=sink, task=0) == 2
+    text = worker.rest.call("GET", "/metrics", 200).text
+    line = f'kafka_connect_sink_task_metrics_fetch_gap_heal_total{{connector="{sink}",task="0"}}'
+    assert f"{line} 2.0" in text
 
 
 @pytest.mark.parametrize("kind", ["json", "avro"])

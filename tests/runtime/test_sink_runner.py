@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from cdk.api import OffsetAndMetadata, SinkRecord, SinkTask, TopicPartition
@@ -24,6 +25,7 @@ from cdk.runtime.errors import (
     WorkerErrantRecordReporter,
 )
 from cdk.transforms import TransformationChain
+from tests._fetch_skip import SkippingConsumer, skipping_factory
 from tests._wait import wait_until
 
 
@@ -119,6 +121,7 @@ class Harness:
         flush_interval_ms: int = 60000,
         target: TargetState = TargetState.STARTED,
         dlq: bool = False,
+        consumer_factory: Callable[[Mapping[str, Any]], Any] | None = None,
     ) -> WorkerSinkTask:
         key_converter = StringConverter()
         key_converter.configure({}, True)
@@ -159,6 +162,7 @@ class Harness:
                 "group.id": f"connect-{self.connector}",
             },
             errant_reporter=errant,
+            consumer_factory=consumer_factory,
             flush_interval_ms=flush_interval_ms,
             closers=[operator.close],
         )
@@ -390,6 +394,122 @@ def test_conversion_failure_goes_to_the_dead_letter_queue(
         consumer.close()
     stop(runner)
     assert harness.committed(topic) == [3]
+
+
+# -- fetches that skip records (the embedded broker's; see tests/_fetch_skip.py) ------------------
+class OrderedTask(CollectTask):
+    """Also checks every flush: no offset handed to pre_commit passes a record not yet put."""
+
+    def __init__(self, holes: Collection[int] = ()) -> None:
+        super().__init__()
+        self.holes = set(holes)  # offsets with no record (transaction markers)
+        self.violations: list[str] = []
+
+    def offsets(self) -> dict[int, list[int]]:
+        with self.lock:
+            out: dict[int, list[int]] = {}
+            for r in self.records:
+                out.setdefault(r.kafka_partition or 0, []).append(r.kafka_offset)
+            return out
+
+    def flush(self, current_offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        super().flush(current_offsets)
+        put = self.offsets()
+        for tp, om in current_offsets.items():
+            unread = sorted(set(range(om.offset)) - self.holes - set(put.get(tp.partition, [])))
+            if unread:
+                self.violations.append(f"{tp} at {om.offset} before {unread[:5]} were put")
+
+
+def _gap_logs(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "cdk.runtime.fetchgaps" and r.levelno == level
+    ]
+
+
+@pytest.mark.parametrize("disturbance", ["none", "task-pause", "retriable"])
+def test_records_a_fetch_skipped_are_read_again_before_the_ones_after(
+    harness: Harness, kafka_bootstrap: str, caplog: pytest.LogCaptureFixture, disturbance: str
+) -> None:
+    topic = f"sink-{uuid.uuid4().hex[:10]}"
+    create_topics(kafka_bootstrap, [topic], partitions=2)
+    produce(kafka_bootstrap, topic, list(range(100)), partition=0)
+    produce(kafka_bootstrap, topic, list(range(100, 200)), partition=1)
+    made: list[SkippingConsumer] = []
+    # In partition 0 a fetch leaves out offsets 40-54; in partition 1 the very first fetch
+    # (no committed offset: the task reads from the log start) leaves out 0-9.
+    factory = skipping_factory([(topic, 0, 40, 15), (topic, 1, 0, 10)], made)
+    props = {"topics": topic}
+    if disturbance == "task-pause":
+        props["pause.on"] = "39"  # the task pauses partition 0 when it gets offset 39
+    elif disturbance == "retriable":
+        props["retriable"] = "2"  # the first 2 puts with records ask for a redelivery
+    task = OrderedTask()
+    caplog.set_level(logging.DEBUG, logger="cdk.runtime.fetchgaps")
+    runner = harness.runner(task, props, consumer_factory=factory, flush_interval_ms=20)
+    runner.start()
+    if disturbance == "task-pause":
+        wait_until(lambda: 39 in task.offsets().get(0, []), message="offset 39 of partition 0")
+        puts = len(task.puts)
+        wait_until(lambda: len(task.puts) >= puts + 3, message="rounds while 0 is paused")
+        assert task.offsets()[0] == list(range(40))
+        task.context.resume(TopicPartition(topic, 0))
+    wait_until(
+        lambda: len(task.values()) >= 200, message=lambda: f"200 records, got {task.offsets()}"
+    )
+    stop(runner)
+    # the consumer did leave them out of its first fetches
+    assert len(made[0].left_out) == 25
+    # every record once, in offset order in each partition: none after a gap before those in it
+    assert task.offsets() == {0: list(range(100)), 1: list(range(100))}
+    assert task.violations == []
+    assert harness.committed(topic, 2) == [100, 100]
+    sink_metrics = runner.metrics.sink
+    assert sink_metrics is not None
+    assert sink_metrics.fetch_gap_heal.total == 2
+    warnings = _gap_logs(caplog, logging.WARNING)
+    assert len(warnings) == 2, warnings
+    assert any(
+        f"{topic}-0: a fetch from offset 40 returned records from offset 55" in w for w in warnings
+    ), warnings
+    assert any(
+        f"{topic}-1: a fetch from offset 0 returned records from offset 10" in w for w in warnings
+    ), warnings
+
+
+def test_transaction_markers_are_read_again_once_then_taken(
+    harness: Harness, topic: str, kafka_bootstrap: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "false"}, False)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": f"tx-{topic}"})
+    producer.init_transactions(10)
+    for txn in range(4):
+        producer.begin_transaction()
+        for i in range(5):
+            producer.produce(topic, converter.from_connect_data(topic, None, txn * 5 + i), b"k")
+        producer.commit_transaction(10)
+    # records at 0-4, 6-10, 12-16, 18-22: each commit marker holds an offset (5, 11, 17, 23)
+    caplog.set_level(logging.DEBUG, logger="cdk.runtime.fetchgaps")
+    task = OrderedTask(holes={5, 11, 17, 23})
+    runner = harness.runner(task, {"topics": topic}, flush_interval_ms=20)
+    runner.start()
+    wait_until(lambda: len(task.values()) >= 20, message=lambda: f"20 records: {task.offsets()}")
+    stop(runner)
+    assert task.values() == list(range(20))
+    assert task.offsets() == {0: [o for o in range(23) if o % 6 != 5]}
+    assert task.violations == []
+    assert harness.committed(topic) == [23]
+    sink_metrics = runner.metrics.sink
+    assert sink_metrics is not None
+    assert sink_metrics.fetch_gap_heal.total == 0
+    assert _gap_logs(caplog, logging.WARNING) == []
+    # one re-read per hole between records (5, 11, 17), each confirmed empty and taken
+    rereads = [m for m in _gap_logs(caplog, logging.DEBUG) if "reading again" in m]
+    assert len(rereads) == 3, rereads
+    assert len([m for m in _gap_logs(caplog, logging.DEBUG) if "has no records" in m]) == 3
 
 
 def test_converted_headers_equal_validated_ones() -> None:

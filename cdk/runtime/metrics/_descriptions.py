@@ -121,6 +121,13 @@ _DESCRIPTIONS: dict[tuple[str, str], str] = {
     (SINK_TASK_GROUP, "offset-commit-skip-total"): (
         "Offset commit completions that arrived after a newer commit started (ignored)."
     ),
+    (SINK_TASK_GROUP, "fetch-gap-heal-rate"): (
+        "Fetches per second that skipped records the broker holds, healed by reading again."
+    ),
+    (SINK_TASK_GROUP, "fetch-gap-heal-total"): (
+        "Fetches that skipped records the broker holds, healed by reading the partition again "
+        "from the offset expected, since the task started."
+    ),
     (SINK_TASK_GROUP, "sink-record-active-count"): (
         "Records read from Kafka whose offsets are not committed yet."
     ),

@@ -170,6 +170,7 @@ class SinkTaskMetricsGroup:
         self.put_time = SampledStat(window_s, num_samples)
         self.commit_completion = SampledStat(window_s, num_samples)
         self.commit_skip = SampledStat(window_s, num_samples)
+        self.fetch_gap_heal = SampledStat(window_s, num_samples)
         self.active = _ActiveCount(window_s, num_samples)
         self.partition_count = 0
         self.commit_seq_no = 0
@@ -198,6 +199,8 @@ class SinkTaskMetricsGroup:
             ("offset-commit-completion-total", self.commit_completion.total),
             ("offset-commit-skip-rate", self.commit_skip.rate(now)),
             ("offset-commit-skip-total", self.commit_skip.total),
+            ("fetch-gap-heal-rate", self.fetch_gap_heal.rate(now)),
+            ("fetch-gap-heal-total", self.fetch_gap_heal.total),
             ("sink-record-active-count", float(self.active.value)),
             ("sink-record-active-count-max", self.active.stat.max(now)),
             ("sink-record-active-count-avg", self.active.stat.avg(now)),

@@ -1,18 +1,21 @@
 """Small pieces the runtime builds on (Kafka Connect's ``util`` package).
 
 :class:`KafkaBasedLog` reads and writes a compacted topic as a log of keyed records (the
-offset, config and status stores of distributed mode are built on it); :func:`ensure_topic`
-creates the topics the runtime itself needs; :func:`combine_futures` and
-:func:`completed_future` join the futures of error reports.
+offset, config and status stores of distributed mode are built on it); :class:`FetchGaps`
+notices a fetch that skipped records and has the reader read them again (the sink task runner
+and :class:`KafkaBasedLog` use it); :func:`ensure_topic` creates the topics the runtime itself
+needs; :func:`combine_futures` and :func:`completed_future` join the futures of error reports.
 """
 
 from __future__ import annotations
 
+from cdk.runtime.util._fetch_gaps import FetchGaps
 from cdk.runtime.util._futures import combine_futures, completed_future
 from cdk.runtime.util._kafka_log import KafkaBasedLog, check_compacted
 from cdk.runtime.util._topics import ensure_topic
 
 __all__ = [
+    "FetchGaps",
     "KafkaBasedLog",
     "check_compacted",
     "combine_futures",

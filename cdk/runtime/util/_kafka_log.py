@@ -4,7 +4,8 @@ The offset, config and status stores of distributed mode each keep their state i
 topic: :class:`KafkaBasedLog` creates the topic when it is missing, reads it from the beginning
 on :meth:`~KafkaBasedLog.start`, hands every record it reads to a callback, reads to the end of
 the topic on demand (so a store sees what other processes wrote), and writes records and waits for
-the broker to acknowledge them.
+the broker to acknowledge them. A fetch that skips records the broker holds is noticed and read
+again (:class:`~cdk.runtime.util.FetchGaps`), so the callback sees every record, in order.
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cdk.errors import ConfigException, ConnectException
+from cdk.runtime.util._fetch_gaps import FetchGaps
 from cdk.runtime.util._topics import ensure_topic
 
 __all__ = ["KafkaBasedLog", "LogRecord", "LogWriter"]
 
 log = logging.getLogger("cdk.runtime.kafkalog")
+#: How long read_to_end waits for the records its consumer has fetched past the end it was told.
+_FETCHED_QUIET_S = 0.05
 
 #: What the callback receives: key, value (``None``: a tombstone), partition, offset.
 LogRecord = tuple[bytes | None, bytes | None, int, int]
@@ -73,6 +77,9 @@ class KafkaBasedLog:
         self._consumer: Any = None
         self._assigned: list[Any] = []
         self._writer: LogWriter | None = None
+        # the offset expected next in each partition (from the log start), and the re-reads
+        self._next: dict[int, int] = {}
+        self._gaps = FetchGaps(self)
 
     def use_writer(self, writer: LogWriter | None) -> None:
         """Send through ``writer`` from now on (``None``: the log's own producer again)."""
@@ -89,6 +96,11 @@ class KafkaBasedLog:
     def partitions(self) -> int:
         """How many partitions the topic has (0 before :meth:`start`)."""
         return len(self._assigned)
+
+    @property
+    def healed_gaps(self) -> int:
+        """How many fetches skipped records the broker holds, healed by reading again."""
+        return self._gaps.healed
 
     @property
     def started(self) -> bool:
@@ -151,6 +163,8 @@ class KafkaBasedLog:
                 TopicPartition(self.topic, p, -2)  # OFFSET_BEGINNING
                 for p in range(num_partitions)
             ]
+            self._next = {}
+            self._gaps.forget()
             self._consumer.assign(self._assigned)
             try:
                 self.read_to_end()
@@ -165,8 +179,6 @@ class KafkaBasedLog:
             ConnectException: not started, the end offsets cannot be read, or the read timed
                 out.
         """
-        from confluent_kafka import KafkaError
-
         with self.lock:
             consumer = self._consumer
             if consumer is None:
@@ -175,44 +187,126 @@ class KafkaBasedLog:
             ends: dict[int, int] = {}
             for tp in self._assigned:
                 try:
-                    _low, high = consumer.get_watermark_offsets(tp, timeout=self._timeout_s)
+                    low, high = consumer.get_watermark_offsets(tp, timeout=self._timeout_s)
                 except Exception as e:
                     raise ConnectException(
                         f"Could not read the end offsets of the {self.purpose} topic "
                         f"{self.topic}: {e}"
                     ) from e
+                # read from the beginning: the first record is expected at the log start
+                self._next.setdefault(tp.partition, max(low, 0))
                 if high > 0:
                     ends[tp.partition] = high
             positions: dict[int, int] = dict.fromkeys(ends, -1)
             for tp in consumer.position([tp for tp in self._assigned if tp.partition in ends]):
                 if tp.offset >= 0:
                     positions[tp.partition] = tp.offset
-            while any(positions[p] < end for p, end in ends.items()):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise ConnectException(
-                        f"Timed out reading the {self.purpose} topic {self.topic} to its end"
-                    )
-                # consume() waits its whole timeout unless it fills the batch: drain what is
-                # there, else wait for the next record only as long as it takes to arrive
-                messages = consumer.consume(num_messages=500, timeout=0)
-                if not messages:
-                    first = consumer.poll(min(remaining, 0.5))
-                    messages = [] if first is None else [first]
-                for message in messages:
-                    partition = message.partition()
-                    error = message.error()
-                    if error is not None:
-                        if error.code() == KafkaError._PARTITION_EOF:
-                            if partition in positions:
-                                positions[partition] = max(positions[partition], message.offset())
-                            continue
-                        raise ConnectException(
-                            f"Error reading the {self.purpose} topic {self.topic}: {error}"
-                        )
-                    if partition in positions:
-                        positions[partition] = max(positions[partition], message.offset() + 1)
-                    self._on_record((message.key(), message.value(), partition, message.offset()))
+            self._read_until(ends, positions, deadline)
+            # The embedded broker (Tansu) answers the end offset of a partition with the base
+            # offset of its last batch + 1, short of the batch's other records. The high
+            # watermark of the fetch that brought that batch is right (the consumer keeps the
+            # latest), and the batch's other records are fetched already: take them. Records
+            # past the last stable offset (an open transaction) do not come under
+            # read_committed: that read stops after a short quiet time instead of waiting.
+            more = False
+            for tp in self._assigned:
+                if tp.partition in ends:
+                    _low, fetched = consumer.get_watermark_offsets(tp, cached=True)
+                    if fetched > ends[tp.partition]:
+                        ends[tp.partition] = fetched
+                        more = True
+            if more:
+                self._read_until(ends, positions, deadline, quiet_s=_FETCHED_QUIET_S)
+
+    def _read_until(
+        self,
+        ends: Mapping[int, int],
+        positions: dict[int, int],
+        deadline: float,
+        quiet_s: float | None = None,
+    ) -> None:
+        """Consume until each partition's position (updated in place) reaches its end.
+
+        With ``quiet_s``, also stop when nothing came for that long.
+        """
+        consumer = self._consumer
+        while any(positions[p] < end for p, end in ends.items()):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ConnectException(
+                    f"Timed out reading the {self.purpose} topic {self.topic} to its end"
+                )
+            # consume() waits its whole timeout unless it fills the batch: drain what is
+            # there, else wait for the next record only as long as it takes to arrive
+            messages = consumer.consume(num_messages=500, timeout=0)
+            if not messages:
+                wait = min(remaining, 0.5 if quiet_s is None else quiet_s)
+                first = consumer.poll(wait)
+                if first is None and quiet_s is not None:
+                    return
+                messages = [] if first is None else [first]
+            self._handle(messages, positions)
+
+    def _handle(self, messages: Sequence[Any], positions: dict[int, int] | None) -> int:
+        """Hand a fetch's records to the callback in order (gaps read again); how many.
+
+        ``positions`` (a read to the end's), when given, is moved past what was read.
+        """
+        from confluent_kafka import KafkaError
+
+        expected = self._next
+        rereading: set[int] = set()
+        check_all = self._gaps.rereading
+        count = 0
+        for message in messages:
+            partition = message.partition()
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    if partition in rereading:
+                        continue  # fetched before the seek back
+                    if check_all:  # a re-read that reached the end with no record
+                        self._gaps.forget([(self.topic, partition)])
+                    if positions is not None and partition in positions:
+                        positions[partition] = max(positions[partition], message.offset())
+                    continue
+                raise ConnectException(
+                    f"Error reading the {self.purpose} topic {self.topic}: {error}"
+                )
+            offset = message.offset()
+            if (check_all or expected.get(partition, offset) != offset) and not (
+                self._in_order(partition, offset, rereading)
+            ):
+                continue
+            expected[partition] = offset + 1
+            if positions is not None and partition in positions:
+                positions[partition] = max(positions[partition], offset + 1)
+            count += 1
+            self._on_record((message.key(), message.value(), partition, offset))
+        return count
+
+    def _in_order(self, partition: int, offset: int, rereading: set[int]) -> bool:
+        """Whether to take a record that may not follow the previous one of its partition.
+
+        A fetch that began past the offset expected has the partition read again from there
+        (once); the partition's records still in the batch are dropped meanwhile.
+        """
+        if partition in rereading:
+            return False
+        expected = self._next.get(partition)
+        if expected is None or self._gaps.check((self.topic, partition), expected, offset):
+            return True
+        rereading.add(partition)
+        from confluent_kafka import TopicPartition
+
+        consumer = self._consumer
+        try:
+            consumer.seek(TopicPartition(self.topic, partition, expected))
+        except Exception as exc:  # noqa: BLE001 - librdkafka refuses seeks before fetching
+            log.debug("%r seek of partition %d failed (%s); re-assigning it", self, partition, exc)
+            consumer.incremental_unassign([TopicPartition(self.topic, partition)])
+            consumer.incremental_assign([TopicPartition(self.topic, partition, expected)])
+        return False
 
     def poll(self, timeout_s: float) -> int:
         """Read what arrives within ``timeout_s`` (returning at the first batch); how many records.
@@ -222,8 +316,6 @@ class KafkaBasedLog:
         Raises:
             ConnectException: not started, or the topic cannot be read.
         """
-        from confluent_kafka import KafkaError
-
         with self.lock:
             consumer = self._consumer
             if consumer is None:
@@ -232,20 +324,7 @@ class KafkaBasedLog:
             if not messages:
                 first = consumer.poll(timeout_s)
                 messages = [] if first is None else [first]
-            count = 0
-            for message in messages:
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        continue
-                    raise ConnectException(
-                        f"Error reading the {self.purpose} topic {self.topic}: {error}"
-                    )
-                count += 1
-                self._on_record(
-                    (message.key(), message.value(), message.partition(), message.offset())
-                )
-            return count
+            return self._handle(messages, None)
 
     def send(self, records: Sequence[tuple[bytes, bytes | None]]) -> list[int]:
         """Produce ``records`` (key, value; ``None`` a tombstone) in order and wait for the acks.
