@@ -17,10 +17,12 @@ from harness._driver import (
     default_sink_value,
     default_sink_value_schema,
 )
+from harness._limits import Limit
 
 __all__ = [
     "ConnectorDriver",
     "Delivery",
+    "Limit",
     "SinkDriver",
     "SourceDriver",
     "default_sink_value",

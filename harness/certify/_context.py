@@ -99,6 +99,8 @@ class CheckContext:
             (a container, an existing cluster).
         spark_dir: the folder of the run's standalone Spark cluster (distributed runtime), which
             :func:`harness.certify._distributed.spark_cluster` attaches to; None otherwise.
+        seed: the run's seed for generated values (SCH-09's hostile values; ``cdk certify
+            --seed`` sets it to rerun a run's values).
     """
 
     check: Check
@@ -110,6 +112,7 @@ class CheckContext:
     workdir: Path
     broker: BrokerStall | None = None
     spark_dir: str | None = None
+    seed: int = 0
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdk import Connector
-from harness import Delivery, SinkDriver
+from harness import Delivery, Limit, SinkDriver
 from reference_connectors.sql._eos import OFFSETS_TABLE
 from reference_connectors.sql._sink import SqlSinkConnector
 from reference_connectors.sql._types_in import from_declared_sqlite, from_reflected
@@ -48,6 +48,11 @@ class SqlSinkDriver(SinkDriver):
         from reference_connectors.sql.certify import CertDatabase, _dialect
 
         self.database: CertDatabase = CertDatabase(_dialect(self.dialect), workdir)
+
+    @property
+    def value_limits(self) -> list[Limit]:
+        """What the dialect's columns cannot hold (SCH-09), found by running the check."""
+        return value_limits(self.database.dialect)
 
     def setup(self) -> None:
         self.database.create()
@@ -150,6 +155,13 @@ class SqlSinkDriver(SinkDriver):
 
     def outage(self) -> contextlib.AbstractContextManager[None]:
         return self.database.outage()
+
+
+def value_limits(dialect: str) -> list[Limit]:
+    """The values the sink's tables cannot hold on ``dialect``, each with its reason."""
+    if dialect == "postgresql":
+        return [Limit.excludes("*", "\x00", "PostgreSQL's text types cannot hold NUL (U+0000)")]
+    return []
 
 
 def _same(value: Any) -> Any:

@@ -32,14 +32,14 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
 
-from cdk import Connector
-from harness import Delivery, SourceDriver
+from cdk import Connector, Decimal, Schema, SchemaBuilder, Timestamp
+from harness import Delivery, Limit, SourceDriver
 from reference_connectors.sql._proxy import TcpProxy
 from reference_connectors.sql._source import SqlSourceConnector
 
@@ -282,6 +282,20 @@ _DDL = {
 }
 
 
+_COLUMNS = ("id", "name", "amount", "created", "active")
+
+
+def source_limits(dialect: str) -> list[Limit]:
+    """The values the source driver's tables cannot hold on ``dialect``, with the reasons."""
+    if dialect == "sqlite":
+        return []
+    out = [Limit.max_length("name", 100, "the column is VARCHAR(100)")]
+    out.append(Limit.digits("amount", 12, "the column is a DECIMAL(12,2)"))
+    if dialect == "postgresql":
+        out.append(Limit.excludes("*", "\x00", "PostgreSQL's text types cannot hold NUL (U+0000)"))
+    return out
+
+
 class SqlSourceDriver(SourceDriver):
     """Input streams are tables ``t0`` .. ``t3`` of one database (dialect: ``CDK_SQL_DIALECT``).
 
@@ -339,10 +353,35 @@ class SqlSourceDriver(SourceDriver):
         ]
 
     def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
+        added = self._added.get(stream, [])
+        self._insert([self._values(i, added) for i in ids], stream)
+
+    def value_schema(self) -> Schema:
+        return (
+            SchemaBuilder.struct()
+            .field("id", Schema.INT64_SCHEMA)
+            .field("name", Schema.STRING_SCHEMA)
+            .field("amount", Decimal.builder(2).optional().build())
+            .field("created", Timestamp.builder().optional().build())
+            .field("active", Schema.OPTIONAL_BOOLEAN_SCHEMA)
+            .build()
+        )
+
+    @property
+    def value_limits(self) -> list[Limit]:
+        """What the tables of the dialect cannot hold (SCH-09), found by running the check."""
+        return source_limits(self.database.dialect)
+
+    def write_values(self, values: Sequence[Any], *, stream: int = 0) -> list[Hashable]:
+        rows = [{f: value.get(f) for f in _COLUMNS} for value in values]
+        self._insert(rows, stream)
+        return [row["id"] for row in rows]
+
+    def _insert(self, values: Sequence[dict[str, Any]], stream: int) -> None:
         db = self.database
         added = self._added.get(stream, [])
-        columns = ["id", "name", "amount", "created", "active", *added]
-        values = [self._values(i, added) for i in ids]
+        columns = [*_COLUMNS, *added]
+        values = [{**dict.fromkeys(added), **v} for v in values]
         if db.dialect == "sqlite":
             marks = ", ".join("?" for _ in columns)
             rows: Any = [tuple(_sqlite_value(v[c]) for c in columns) for v in values]

@@ -31,6 +31,7 @@ from cdk.config import Config, ConfigDef, ConfigKey, Type
 from cdk.errors import ConnectException
 from harness.certify._checks import CheckFailed, CheckNotVerified, CheckSkipped, check
 from harness.certify._context import CheckContext
+from harness.certify.suites._hypothesis import hypothesis_home
 
 __all__: list[str] = []
 
@@ -258,7 +259,7 @@ def validate_fuzzed(ctx: CheckContext) -> None:
             raise _Raised
 
     try:
-        with _hypothesis_home(ctx.workdir / "hypothesis"):
+        with hypothesis_home(ctx.workdir / "hypothesis"):
             fuzz()
     except Exception:
         if not failures:
@@ -277,19 +278,6 @@ def validate_fuzzed(ctx: CheckContext) -> None:
 
 class _Raised(Exception):
     """validate() failed on a generated config (hypothesis shrinks it)."""
-
-
-@contextlib.contextmanager
-def _hypothesis_home(directory: Path) -> Iterator[None]:
-    """Keep hypothesis's files (constants, caches) in ``directory``, not in the project."""
-    from hypothesis import configuration
-
-    previous = getattr(configuration, "__hypothesis_home_directory", None)
-    configuration.set_hypothesis_home_dir(directory)
-    try:
-        yield
-    finally:
-        configuration.set_hypothesis_home_dir(previous)
 
 
 # ---------------------------------------------------------------------------------------------
