@@ -204,6 +204,6 @@ class FileStreamSourceTask(SourceTask):
 
 
 def _strip_line_end(line: bytes) -> bytes:
-    """A line without its ending: ``\n``, or ``\r\n`` (one, not every ``\r`` before it)."""
+    r"""A line without its ending: ``\n``, or ``\r\n`` (one, not every ``\r`` before it)."""
     line = line[:-1]
     return line[:-1] if line.endswith(b"\r") else line

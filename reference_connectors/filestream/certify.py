@@ -34,7 +34,7 @@ _SINK_ID = re.compile(rf"{_PREFIX}(\d+);")
 
 
 class FileStreamSourceDriver(SourceDriver):
-    """Appends lines to ``input.txt`` (``record-<id>``, or SCH-09's values); the connector tails it."""
+    """Appends lines to ``input.txt`` (``record-<id>`` or SCH-09's values) for the connector."""
 
     connector: ClassVar[type] = FileStreamSourceConnector
     value_limits = _SOURCE_LIMITS
