@@ -37,7 +37,7 @@ class FileStreamSourceDriver(SourceDriver):
     """Appends lines to ``input.txt`` (``record-<id>`` or SCH-09's values) for the connector."""
 
     connector: ClassVar[type] = FileStreamSourceConnector
-    value_limits = _SOURCE_LIMITS
+    value_limits: Sequence[Limit] = _SOURCE_LIMITS
 
     def __init__(self, workdir: Path) -> None:
         super().__init__(workdir)
@@ -91,7 +91,7 @@ class FileStreamSinkDriver(SinkDriver):
 
     connector: ClassVar[type] = FileStreamSinkConnector
     accepts_any_schema: ClassVar[bool] = True
-    value_limits = _SINK_LIMITS
+    value_limits: Sequence[Limit] = _SINK_LIMITS
 
     @property
     def file(self) -> Path:

@@ -106,11 +106,27 @@ def _emitted(
     for rid, (value, _) in handed.items():
         if rid in by_id:
             out.extend(
-                differences(plan, rid, value, by_id[rid].value, verb="emitted", gave="wrote")
+                differences(
+                    plan,
+                    rid,
+                    value,
+                    by_id[rid].value,
+                    verb="emitted",
+                    gave="wrote",
+                    absent_is_null=True,
+                )
             )
     missing = [rid for rid in handed if rid not in by_id]
     for rid, record in zip(missing, unknown, strict=False):
-        found = differences(plan, rid, handed[rid][0], record.value, verb="emitted", gave="wrote")
+        found = differences(
+            plan,
+            rid,
+            handed[rid][0],
+            record.value,
+            verb="emitted",
+            gave="wrote",
+            absent_is_null=True,
+        )
         out.extend(
             Mismatch(m.record_id, m.field, m.sent, m.got, f"{m.text} (in its place in the stream)")
             for m in found

@@ -49,8 +49,13 @@ def differences(
     verb: str,
     gave: str = "sent",
     unstored: Mapping[str, str] | None = None,
+    absent_is_null: bool = False,
 ) -> list[Mismatch]:
-    """How ``got`` (what was stored or emitted) differs from ``sent``, field by field."""
+    """How ``got`` (what was stored or emitted) differs from ``sent``, field by field.
+
+    With ``absent_is_null``, a field missing from ``got`` counts as null (a source that infers
+    its schema from the data has no field for a value it has only seen null).
+    """
     if not plan.struct:
         return _leaf(record_id, "value", plan.schema, sent, got, verb, gave)
     if isinstance(got, Struct):
@@ -65,6 +70,8 @@ def differences(
             continue
         value = get_field(sent, f.name)
         if f.name not in got:
+            if absent_is_null and value is None:
+                continue
             text = f"{f.name}: {gave} {brief(value)}, {verb} nothing (the field is missing)"
             out.append(Mismatch(record_id, f.name, value, MISSING, text))
             continue
@@ -149,7 +156,8 @@ def _text_hint(sent: str, got: str) -> str:
     if len(sent) == len(got):
         changed = [(a, b) for a, b in zip(sent, got, strict=True) if a != b]
         if changed and all(b == "?" for _, b in changed):
-            return f"{len(changed)} characters replaced by '?' ({_chars([a for a, _ in changed])})"
+            count = f"{len(changed)} character{'s' if len(changed) > 1 else ''}"
+            return f"{count} replaced by '?' ({_chars([a for a, _ in changed])})"
     index = next((i for i, (a, b) in enumerate(zip(sent, got, strict=False)) if a != b), None)
     if index is None:
         return f"{len(got):,} characters instead of {len(sent):,}"
