@@ -18,333 +18,32 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-import struct as _struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from hypothesis import strategies as st
 
 from cdk.data import Date, Decimal, Schema, SchemaType, Struct, Time, Timestamp
-from harness._limits import Limit, limits_for
+from harness._corner_data import (
+    BYTES,
+    DATES,
+    DEFAULT_DIGITS,
+    FLOAT32_CORNERS,
+    FLOAT64_CORNERS,
+    INT_BITS,
+    LONG_STRING,
+    SPECIAL_FLOATS,
+    STRINGS,
+    TIMES,
+    TIMESTAMPS,
+    WIDE,
+)
+from harness._limits import Limit
+from harness._rules import Rules, aware, rules_for
 
-__all__ = [
-    "DEFAULT_DIGITS",
-    "LONG_STRING",
-    "corner_values",
-    "hostile_values",
-    "limit_problems",
-    "rules_for",
-]
+__all__ = ["corner_values", "hostile_values"]
 
 _UTC = dt.timezone.utc
-#: How long the long strings are when no limit is declared: 64 KiB (characters, or UTF-8 bytes).
-LONG_STRING = 65_536
-#: How many digits the largest decimals have when no limit is declared.
-DEFAULT_DIGITS = 38
-
-#: Strings, by class. Each is sent as it is (within the limits: characters a limit excludes are
-#: taken out, a string longer than a limit is cut to it).
-_STRINGS: tuple[str, ...] = (
-    # empty, blank, padded
-    "",
-    " ",
-    "   ",
-    "\t",
-    " padded ",
-    "  leading",
-    "trailing  ",
-    "\u00a0no-break\u00a0spaces\u00a0",
-    "\u3000ideographic space\u3000",
-    # 1-to-4-byte UTF-8, combining marks, right-to-left, zero-width and invisible characters
-    "é",
-    "naïve café, Ærøskøbing, Straße",
-    "Ελληνικά кириллица",
-    "日本語のテキスト",
-    "한국어",
-    "😀",
-    "👩\u200d👩\u200d👧 family, 🇫🇷 flag, 👍🏽 tone",
-    # mathematical letters and digits (outside the Basic Multilingual Plane)
-    "\U0001d518\U0001d52b\U0001d526\U0001d520\U0001d52c\U0001d521\U0001d522"
-    " \U0001d7d9\U0001d7da\U0001d7db",
-    "e\u0301 (e + combining acute)",
-    "Z\u0351\u0352a\u0300\u0301l\u0302g\u0303o\u0304",
-    "שלום עולם",
-    "مرحبا بالعالم",
-    "left \u202eright-to-left override\u202c end",
-    "zero\u200bwidth\u200cjoiners\u200d",
-    "\ufeffbyte order mark",
-    "\ufffd replacement, \uffff noncharacter",
-    # control characters
-    "line\nbreak",
-    "\n",
-    "windows\r\nline",
-    "\r\n",
-    "carriage\rreturn",
-    "tab\tseparated\tvalues",
-    "nul\x00inside",
-    "\x00",
-    "\x01\x02\x03\x07\x08\x0b\x0c\x0e\x1b\x1f\x7f",
-    "\x1b[31mANSI red\x1b[0m",
-    "next line\x85 line separator\u2028 paragraph separator\u2029",
-    # quotes, backslashes, JSON, CSV and SQL metacharacters
-    "'",
-    "''",
-    '"',
-    "\\",
-    '\\"',
-    "\\n is not a newline",
-    "C:\\path\\to\\file",
-    "it's",
-    'say "hello"',
-    "a,b,c",
-    '"quoted","csv",field',
-    "semi;colon",
-    "{}",
-    "[]",
-    '{"key": [1, "two", null]}',
-    '"},{"id":1',
-    "' OR '1'='1",
-    "'); DROP TABLE records; --",
-    "%s %d %% %n",
-    "? :name $1 @p0",
-    "${env:HOME} #{x} {{ y }}",
-    "</script><script>alert(1)</script>",
-    "&amp; &lt; <!-- -->",
-    "null",
-    "NULL",
-    "None",
-    "true",
-    "0",
-    "-0",
-    "1e309",
-    "NaN",
-    "0x1F",
-    "# comment",
-    "-- comment",
-    "/* comment */",
-    "key=value",
-    "*",
-)
-#: A character of each UTF-8 length, for the long strings (the widest the limits allow).
-_WIDE = ("😀", "日", "é", "x")
-
-_INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, SchemaType.INT64: 64}
-_FLOAT64_CORNERS: tuple[float, ...] = (
-    0.0,
-    -0.0,
-    1.0,
-    -1.5,
-    0.1,
-    1 / 3,
-    123456789.12345679,
-    2.0**53,
-    -(2.0**63),
-    1e16,
-    1e-300,
-    1.7976931348623157e308,
-    -1.7976931348623157e308,
-    2.2250738585072014e-308,  # the smallest normal
-    -2.2250738585072014e-308,
-    5e-324,  # the smallest subnormal
-    -5e-324,
-    2.225073858507201e-308,  # the largest subnormal
-)
-_FLOAT32_CORNERS: tuple[float, ...] = (
-    0.0,
-    -0.0,
-    1.0,
-    -1.5,
-    0.10000000149011612,  # 0.1 in 32 bits
-    16777216.0,  # 2^24
-    3.4028234663852886e38,  # the largest
-    -3.4028234663852886e38,
-    1.1754943508222875e-38,  # the smallest normal
-    1.401298464324817e-45,  # the smallest subnormal
-    -1.401298464324817e-45,
-)
-_SPECIAL_FLOATS = (math.nan, math.inf, -math.inf)
-_DATES = (
-    dt.date(1970, 1, 1),
-    dt.date(1969, 12, 31),
-    dt.date(1, 1, 1),
-    dt.date(9999, 12, 31),
-    dt.date(1582, 10, 10),  # in the Julian-Gregorian gap of java.util's calendar
-    dt.date(1900, 2, 28),
-    dt.date(2000, 2, 29),
-    dt.date(2038, 1, 20),
-)
-_TIMES = (
-    dt.time(0, 0),
-    dt.time(23, 59, 59, 999_000),
-    dt.time(0, 0, 0, 1_000),
-    dt.time(12, 0),
-    dt.time(2, 30),  # in a daylight saving time gap of many zones
-)
-_TIMESTAMPS = (
-    dt.datetime(1970, 1, 1, tzinfo=_UTC),
-    dt.datetime(1969, 12, 31, 23, 59, 59, 999_000, tzinfo=_UTC),
-    dt.datetime(1, 1, 1, tzinfo=_UTC),
-    dt.datetime(9999, 12, 31, 23, 59, 59, 999_000, tzinfo=_UTC),
-    dt.datetime(1582, 10, 10, 12, 0, 0, 1_000, tzinfo=_UTC),
-    dt.datetime(1900, 1, 1, 0, 0, 0, 1_000, tzinfo=_UTC),
-    dt.datetime(2038, 1, 19, 3, 14, 8, 0, tzinfo=_UTC),  # past 32-bit epoch seconds
-    dt.datetime(2026, 3, 8, 2, 30, 0, 500_000, tzinfo=_UTC),  # US daylight saving gap (local)
-    dt.datetime(2026, 3, 29, 1, 30, 0, 250_000, tzinfo=_UTC),  # EU daylight saving gap
-    dt.datetime(2026, 10, 25, 1, 30, 0, 750_000, tzinfo=_UTC),  # EU repeated hour
-)
-_BYTES: tuple[bytes, ...] = (
-    b"",
-    b"\x00",
-    b"\x00\x00\x00",
-    b"nul\x00inside",
-    b"\xff\xfe\xfd\x80",
-    b"\xc3\x28 invalid UTF-8",
-    b"\r\n\t",
-    bytes(range(256)),
-)
-
-
-@dataclass(frozen=True)
-class Rules:
-    """What the limits that apply to one field allow."""
-
-    path: str
-    max_chars: int | None = None
-    max_bytes: int | None = None
-    charset: str | None = None
-    excluded: frozenset[str] = frozenset()
-    low: Any = None
-    high: Any = None
-    digits: int | None = None
-    fixed: bool = False
-    negative_zero: bool = True
-    specials: bool = False
-
-    def char_ok(self, char: str) -> bool:
-        """Whether a string may hold ``char``."""
-        if char in self.excluded or 0xD800 <= ord(char) <= 0xDFFF:
-            return False
-        return _in_charset(char, self.charset)
-
-    def fit_text(self, text: str) -> str | None:
-        """``text`` with the characters the limits exclude taken out and cut to the length.
-
-        None when nothing is left of a string that was not empty.
-        """
-        kept = "".join(c for c in text if self.char_ok(c))
-        if text and not kept:
-            return None
-        if self.max_chars is not None:
-            kept = kept[: self.max_chars]
-        if self.max_bytes is not None:
-            while len(kept.encode("utf-8")) > self.max_bytes:
-                kept = kept[:-1]
-        return kept
-
-    def in_range(self, value: Any) -> bool:
-        """Whether ``value`` is within the declared range (if any)."""
-        key = _key(value)
-        if self.low is not None and key < _key(self.low):
-            return False
-        return not (self.high is not None and key > _key(self.high))
-
-
-def rules_for(limits: Sequence[Limit], path: str) -> Rules:
-    """The :class:`Rules` of the field at ``path`` under ``limits``."""
-    fields: dict[str, Any] = {"path": path}
-    excluded: set[str] = set()
-    for limit in limits_for(limits, path):
-        kind, value = limit.kind, limit.value
-        if kind == "max_length":
-            fields["max_chars"] = min(value, fields.get("max_chars") or value)
-        elif kind == "max_bytes":
-            fields["max_bytes"] = min(value, fields.get("max_bytes") or value)
-        elif kind == "charset":
-            fields["charset"] = value
-        elif kind == "excludes":
-            excluded.update(value)
-        elif kind == "range":
-            fields["low"], fields["high"] = value, limit.high
-        elif kind == "digits":
-            fields["digits"] = min(value, fields.get("digits") or value)
-        elif kind == "fixed":
-            fields["fixed"] = True
-        elif kind == "no_negative_zero":
-            fields["negative_zero"] = False
-        elif kind == "nan_and_infinity":
-            fields["specials"] = True
-    return Rules(excluded=frozenset(excluded), **fields)
-
-
-def limit_problems(schema: Schema, limits: Sequence[Limit]) -> list[str]:
-    """What is wrong with ``limits`` for ``schema``: a field it does not have, a wrong type."""
-    leaves = _leaf_kinds(schema, "")
-    problems = []
-    for limit in limits:
-        if limit.field == "*":
-            continue
-        kinds = leaves.get(limit.field)
-        if kinds is None:
-            known = ", ".join(sorted(p for p in leaves if p)) or "none"
-            problems.append(f"{limit}: the value schema has no field {limit.field!r} ({known})")
-            continue
-        wanted = _APPLIES[limit.kind]
-        if wanted and not kinds & wanted:
-            problems.append(
-                f"{limit}: a {limit.kind} limit applies to {', '.join(sorted(wanted))} values, "
-                f"and {limit.field!r} holds {', '.join(sorted(kinds))}"
-            )
-    return problems
-
-
-_APPLIES: dict[str, frozenset[str]] = {
-    "max_length": frozenset({"STRING", "BYTES"}),
-    "max_bytes": frozenset({"STRING"}),
-    "charset": frozenset({"STRING"}),
-    "excludes": frozenset({"STRING"}),
-    "range": frozenset({"INT", "FLOAT", "Decimal", "Date", "Time", "Timestamp"}),
-    "digits": frozenset({"Decimal"}),
-    "fixed": frozenset(),
-    "no_negative_zero": frozenset({"FLOAT"}),
-    "nan_and_infinity": frozenset({"FLOAT"}),
-}
-
-
-def _leaf_kinds(schema: Schema, path: str) -> dict[str, set[str]]:
-    """Every field path of ``schema`` with the kinds of value it holds (elements included)."""
-    out: dict[str, set[str]] = {}
-    kinds = out.setdefault(path, set())
-    for kind, inner in _contents(schema):
-        if inner is None:
-            kinds.add(kind)
-    if schema.type is SchemaType.STRUCT and schema.name not in _LOGICAL:
-        for f in schema.fields:
-            child = f"{path}.{f.name}" if path else f.name
-            for key, value in _leaf_kinds(f.schema, child).items():
-                out.setdefault(key, set()).update(value)
-    return out
-
-
-_LOGICAL = (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME)
-
-
-def _contents(schema: Schema) -> list[tuple[str, Schema | None]]:
-    """The kinds of leaf value a field of ``schema`` holds (through arrays and maps)."""
-    if schema.name in _LOGICAL:
-        return [(str(schema.name).rsplit(".", 1)[-1], None)]
-    kind = schema.type
-    if kind is SchemaType.ARRAY:
-        return _contents(schema.value_schema)
-    if kind is SchemaType.MAP:
-        return _contents(schema.key_schema) + _contents(schema.value_schema)
-    if kind is SchemaType.STRUCT:
-        return [("STRUCT", schema)]
-    if kind in _INT_BITS:
-        return [("INT", None)]
-    if kind in (SchemaType.FLOAT32, SchemaType.FLOAT64):
-        return [("FLOAT", None)]
-    return [(kind.name, None)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,18 +68,18 @@ def _corners(schema: Schema, rules: Rules, limits: Sequence[Limit]) -> list[Any]
     if name == Decimal.LOGICAL_NAME:
         return _decimal_corners(Decimal.scale(schema), rules)
     if name == Date.LOGICAL_NAME:
-        return _ranged(_DATES, rules, dt.date.min, dt.date.max)
+        return _ranged(DATES, rules, dt.date.min, dt.date.max)
     if name == Time.LOGICAL_NAME:
-        return _ranged(_TIMES, rules, dt.time(0), dt.time(23, 59, 59, 999_000))
+        return _ranged(TIMES, rules, dt.time(0), dt.time(23, 59, 59, 999_000))
     if name == Timestamp.LOGICAL_NAME:
-        return _ranged(_TIMESTAMPS, rules, _TIMESTAMPS[2], _TIMESTAMPS[3])
+        return _ranged(TIMESTAMPS, rules, TIMESTAMPS[2], TIMESTAMPS[3])
     kind = schema.type
-    if kind in _INT_BITS:
-        return _int_corners(_INT_BITS[kind], rules)
+    if kind in INT_BITS:
+        return _int_corners(INT_BITS[kind], rules)
     if kind is SchemaType.FLOAT64:
-        return _float_corners(_FLOAT64_CORNERS, rules)
+        return _float_corners(FLOAT64_CORNERS, rules)
     if kind is SchemaType.FLOAT32:
-        return _float_corners(_FLOAT32_CORNERS, rules)
+        return _float_corners(FLOAT32_CORNERS, rules)
     if kind is SchemaType.BOOLEAN:
         return [True, False]
     if kind is SchemaType.STRING:
@@ -424,7 +123,7 @@ def _struct_corners(schema: Schema, limits: Sequence[Limit], path: str) -> list[
 
 def _string_corners(rules: Rules) -> list[str]:
     out = []
-    for text in _STRINGS:
+    for text in STRINGS:
         fitted = rules.fit_text(text)
         if fitted is not None:
             out.append(fitted)
@@ -437,7 +136,7 @@ def _long_strings(rules: Rules) -> list[str]:
     chars = rules.max_chars
     size = rules.max_bytes
     out = []
-    for char in ("x", next((c for c in _WIDE if rules.char_ok(c)), None)):
+    for char in ("x", next((c for c in WIDE if rules.char_ok(c)), None)):
         if char is None or not rules.char_ok(char):
             continue
         width = len(char.encode("utf-8"))
@@ -457,7 +156,7 @@ def _long_strings(rules: Rules) -> list[str]:
 
 def _bytes_corners(rules: Rules) -> list[bytes]:
     size = rules.max_chars if rules.max_chars is not None else LONG_STRING
-    out = [b[:size] for b in _BYTES]
+    out = [b[:size] for b in BYTES]
     out.append(bytes(range(256)) * (size // 256) + bytes(range(size % 256)))
     return out
 
@@ -470,7 +169,7 @@ def _int_corners(bits: int, rules: Rules) -> list[int]:
 
 
 def _float_corners(base: Sequence[float], rules: Rules) -> list[float]:
-    values = list(base) + (list(_SPECIAL_FLOATS) if rules.specials else [])
+    values = list(base) + (list(SPECIAL_FLOATS) if rules.specials else [])
     out = []
     for value in values:
         if not rules.negative_zero and value == 0.0 and math.copysign(1.0, value) < 0:
@@ -505,43 +204,10 @@ def _ranged(values: Sequence[Any], rules: Rules, low: Any, high: Any) -> list[An
     kept = [v for v in values if rules.in_range(v)]
     for edge in (rules.low, rules.high):
         if edge is not None:
-            kept.append(_aware(edge))
+            kept.append(aware(edge))
     if not kept:  # a range that holds none of the corners: its ends at least
-        kept = [_aware(e) for e in (rules.low or low, rules.high or high)]
+        kept = [aware(e) for e in (rules.low or low, rules.high or high)]
     return kept
-
-
-def _aware(value: Any) -> Any:
-    if isinstance(value, dt.datetime) and value.tzinfo is None:
-        return value.replace(tzinfo=_UTC)
-    return value
-
-
-def _key(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        return _aware(value)
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int | float) and not (isinstance(value, float) and math.isnan(value)):
-        return decimal.Decimal(value)
-    return value
-
-
-def _in_charset(char: str, charset: str | None) -> bool:
-    if charset is None:
-        return True
-    code = ord(char)
-    if charset == "ascii":
-        return code < 0x80
-    if charset == "latin-1":
-        return code < 0x100
-    if charset == "bmp":
-        return code <= 0xFFFF
-    try:
-        char.encode(charset)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
 
 
 def _small(value: Any) -> bool:
@@ -609,12 +275,12 @@ def _random(schema: Schema, rules: Rules, limits: Sequence[Limit]) -> st.SearchS
     if name == Time.LOGICAL_NAME:
         return st.integers(0, 86_399_999).map(_time_of).filter(rules.in_range)
     if name == Timestamp.LOGICAL_NAME:
-        low = _aware(rules.low) if rules.low is not None else _TIMESTAMPS[2]
-        high = _aware(rules.high) if rules.high is not None else _TIMESTAMPS[3]
+        low = aware(rules.low) if rules.low is not None else TIMESTAMPS[2]
+        high = aware(rules.high) if rules.high is not None else TIMESTAMPS[3]
         return st.integers(_millis(low), _millis(high)).map(_timestamp_of)
     kind = schema.type
-    if kind in _INT_BITS:
-        bits = _INT_BITS[kind]
+    if kind in INT_BITS:
+        bits = INT_BITS[kind]
         low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
         if rules.low is not None:
             low = max(low, math.ceil(rules.low))
@@ -701,8 +367,3 @@ def _time_of(millis: int) -> dt.time:
     minutes, second = divmod(seconds, 60)
     hour, minute = divmod(minutes, 60)
     return dt.time(hour, minute, second, ms * 1000)
-
-
-def float32(value: float) -> float:
-    """``value`` rounded to 32 bits."""
-    return float(_struct.unpack("<f", _struct.pack("<f", value))[0])

@@ -24,6 +24,12 @@ What is generated:
   Time/Timestamp at millisecond precision (Timestamp as an aware UTC ``datetime``); Decimal values
   at the schema's scale.
 * :func:`schema_and_value` -- both at once, as a :class:`~cdk.data.SchemaAndValue`.
+* :func:`hostile_values_for` -- the values real systems send and naive connectors mangle, for a
+  schema: its hard corners (:func:`corner_values_for`: empty, blank and padded strings,
+  1-to-4-byte UTF-8, control characters, quotes and metacharacters, 64 KiB strings, integers at
+  their bounds and past 2^53, ``-0.0``, float extremes and subnormals, full-precision decimals,
+  timestamps in year 1 and 9999, NUL and high bytes, null) mixed with random values of the same
+  classes, inside the :class:`~harness.Limit` declarations given. SCH-09 sends them.
 * :func:`configs_for` -- configuration maps (``str -> str``, as the REST API passes them) for a
   :class:`~cdk.config.ConfigDef`: each key missing, set to a value valid for its type (and its
   validator, where the validator says which values it accepts), or set to an invalid value (not
@@ -37,7 +43,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -55,6 +61,8 @@ from cdk.data import (
     Time,
     Timestamp,
 )
+from harness._hostile import corner_values, hostile_values
+from harness._limits import Limit
 
 __all__ = [
     "PRIMITIVE_TYPES",
@@ -66,6 +74,8 @@ __all__ = [
     "values_for",
     "schema_and_value",
     "configs_for",
+    "corner_values_for",
+    "hostile_values_for",
 ]
 
 T = TypeVar("T")
@@ -374,6 +384,37 @@ def schema_and_value(
     )
     value = draw(values_for(schema, allow_nan, allow_infinity))
     return SchemaAndValue(schema, value)
+
+
+# -- hostile values --------------------------------------------------------------------------------
+def hostile_values_for(
+    schema: Schema, limits: Sequence[Limit] = (), *, field: str = ""
+) -> st.SearchStrategy[Any]:
+    """Hostile values of ``schema``: its corner values mixed with random values of their classes.
+
+    Args:
+        schema: the schema the values conform to (null sometimes when it is optional).
+        limits: the :class:`~harness.Limit` declarations to stay inside.
+        field: the field path ``schema`` is at (``""`` for a whole value), which the limits
+            name.
+    """
+    return hostile_values(schema, limits, field)
+
+
+def corner_values_for(
+    schema: Schema, limits: Sequence[Limit] = (), *, field: str = ""
+) -> list[Any]:
+    """Every hard-corner value of ``schema`` the limits allow (null first when optional).
+
+    A STRUCT's corners take each field's corners in turn; ARRAY and MAP corners are empty, of
+    one corner element, and of several.
+
+    Args:
+        schema: the schema the values conform to.
+        limits: the :class:`~harness.Limit` declarations to stay inside.
+        field: the field path ``schema`` is at, which the limits name.
+    """
+    return corner_values(schema, limits, field)
 
 
 # -- configs ---------------------------------------------------------------------------------------

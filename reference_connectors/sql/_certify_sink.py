@@ -161,7 +161,11 @@ def value_limits(dialect: str) -> list[Limit]:
     """The values the sink's tables cannot hold on ``dialect``, each with its reason."""
     if dialect == "postgresql":
         return [Limit.excludes("*", "\x00", "PostgreSQL's text types cannot hold NUL (U+0000)")]
-    return []
+    if dialect == "sqlite":
+        reason = "SQLite keeps a REAL value with no fraction as an integer: -0.0 reads back as 0"
+    else:
+        reason = "MariaDB's DOUBLE and FLOAT have no negative zero: -0.0 is stored as 0"
+    return [Limit.no_negative_zero("*", reason)]
 
 
 def _same(value: Any) -> Any:

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from typing_extensions import override
 
 from cdk import (
+    ConnectException,
     Schema,
     SchemaBuilder,
     SchemaType,
@@ -188,6 +189,34 @@ class TzShiftingSinkConnector(SqliteSinkConnector):
 
 class TzShiftingSinkDriver(SqliteSinkDriver):
     connector: ClassVar[type] = TzShiftingSinkConnector
+
+
+# ---------------------------------------------------------------------------- NUL refused
+
+
+class NulRefusingSinkTask(SqliteSinkTask):
+    """Fails on a string with NUL, as PostgreSQL's text does; its driver does not declare it."""
+
+    @override
+    def _write(self, connection: sqlite3.Connection, records: Sequence[SinkRecord]) -> None:
+        for record in records:
+            value = record.value
+            if isinstance(value, Struct) and any(
+                isinstance(value.get(f.name), str) and "\x00" in value.get(f.name)
+                for f in value.schema.fields
+            ):
+                raise ConnectException("text fields cannot contain NUL (0x00) bytes")
+        super()._write(connection, records)
+
+
+class NulRefusingSinkConnector(SqliteSinkConnector):
+    @override
+    def task_class(self) -> type[SinkTask]:
+        return NulRefusingSinkTask
+
+
+class NulRefusingSinkDriver(SqliteSinkDriver):
+    connector: ClassVar[type] = NulRefusingSinkConnector
 
 
 # ---------------------------------------------------------------------------- newline splitting

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from cdk.data import Schema, SchemaType, Struct
-from harness._hostile import corner_values, hostile_values, limit_problems, rules_for
+from harness._hostile import corner_values, hostile_values
 from harness._limits import Limit, check_limits
+from harness._rules import limit_problems, rules_for
 from harness.certify._checks import CheckFailed, CheckNotVerified
 from harness.certify.suites._hypothesis import draw_examples
 from harness.certify.suites.sch._common import _describe, _is_struct

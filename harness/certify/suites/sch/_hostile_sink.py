@@ -21,7 +21,7 @@ from harness.certify.suites.sch._common import _SINK_TIMEOUT, JSON
 from harness.certify.suites.sch._hostile import Plan, plan_for, sink_value
 from harness.certify.suites.sch._mismatch import Mismatch, brief, differences
 from harness.certify.suites.sch._outcome import fail, passed, record_plan, record_text
-from harness.certify.suites.sch._shrink import candidates, shrink, size
+from harness.certify.suites.sch._shrink import candidates, shrink
 from harness.certify.suites.sch._sink import _failed_trace, _read_back, _sink_config
 
 __all__ = ["sink_fidelity"]
@@ -200,41 +200,42 @@ def _not_stored(
 def _isolate(
     ctx: CheckContext, w: WorkerHandle, d: SinkDriver, plan: Plan, suspects: Sequence[Any]
 ) -> tuple[str, Any, str] | None:
-    """The (field, value, what happens) the sink fails on, found within the time budget."""
+    """The (field, value, what happens) the sink fails on, found within the time budget.
+
+    Each round runs a connector per group at once and follows the first group that fails;
+    once few enough are left, each drawn field of each record goes alone in a record.
+    """
     deadline = time.monotonic() + _ISOLATE_BUDGET_S
     group = list(suspects)
-    while len(group) > 1 and time.monotonic() < deadline:
+    width = len(plan.drawn) if plan.struct else 1
+    while len(group) * width > _PARALLEL and time.monotonic() < deadline:
         parts = _split(group, _PARALLEL)
-        failing = _failing(ctx, w, d, plan, [list(part) for part in parts])
+        failing = _first_failing(ctx, w, d, plan, parts)
         if failing is None:
             return None  # each part alone is stored: the failure needs several records
         group = parts[failing[0]]
-    if len(group) != 1:
+    if len(group) * width > _PARALLEL:
         return None
-    content = group[0]
-    if plan.struct:
-        fields = [(f, v) for f, v in content.items()]
-        singles = [[{f: v}] for f, v in fields]
-        failing = _failing(ctx, w, d, plan, singles[:_PARALLEL])
-        if failing is None:
-            return None
-        field, value = fields[failing[0]]
-    else:
-        field, value = "value", content
-        failing = (0, "fails the task")
+    singles = [
+        (f, v)
+        for content in group
+        for f, v in (content.items() if plan.struct else [("value", content)])
+    ]
+    failing = _first_failing(ctx, w, d, plan, [[_content(plan, f, v)] for f, v in singles])
+    if failing is None:
+        return None
+    field, value = singles[failing[0]]
     outcome = failing[1]
-    for _ in range(1):
-        smaller = candidates(plan, field, value)[:_PARALLEL]
-        if not smaller or time.monotonic() >= deadline:
-            break
-        tried = _failing(
-            ctx, w, d, plan, [[{field: c} if plan.struct else c] for c in smaller], every=True
-        )
-        failed = [smaller[i] for i in tried] if isinstance(tried, list) else []
-        if not failed:
-            break
-        value = min(failed, key=size)
+    smaller = candidates(plan, field, value)[:_PARALLEL]  # the smallest first
+    if smaller and time.monotonic() < deadline:
+        found = _first_failing(ctx, w, d, plan, [[_content(plan, field, c)] for c in smaller])
+        if found is not None:
+            value = smaller[found[0]]
     return field, value, outcome
+
+
+def _content(plan: Plan, field: str, value: Any) -> Any:
+    return {field: value} if plan.struct else value
 
 
 def _split(items: Sequence[Any], parts: int) -> list[list[Any]]:
@@ -242,18 +243,17 @@ def _split(items: Sequence[Any], parts: int) -> list[list[Any]]:
     return [list(items[i : i + size_]) for i in range(0, len(items), size_)]
 
 
-def _failing(
+def _first_failing(
     ctx: CheckContext,
     w: WorkerHandle,
     d: SinkDriver,
     plan: Plan,
     groups: Sequence[Sequence[Any]],
-    *,
-    every: bool = False,
-) -> Any:
-    """Run a connector per group of contents at once; which one fails (index, what happened).
+) -> tuple[int, str] | None:
+    """Run a connector per group of contents at once; the first group (in order) that fails.
 
-    With ``every``, the indexes of every group that fails (a list).
+    Its index and what happened, as soon as every group before it is stored; None when all
+    are stored.
     """
     runs = []
     for contents in groups:
@@ -269,23 +269,28 @@ def _failing(
         runs.append((name, ids))
     deadline = time.monotonic() + _ISOLATE_TIMEOUT_S
     outcomes: dict[int, str | None] = {}
-    while len(outcomes) < len(runs):
-        stored = set(_read_back(d, "while looking for the value the sink fails on"))
-        for index, (name, ids) in enumerate(runs):
-            if index in outcomes:
-                continue
-            trace = _failed_trace(w.status(name))
-            if trace is not None:
-                outcomes[index] = f"fails the task with {describe_chain(trace)}"
-            elif set(ids) <= stored:
-                outcomes[index] = None
-            elif time.monotonic() >= deadline:
-                outcomes[index] = f"is not stored within {_ISOLATE_TIMEOUT_S:g}s"
-        if len(outcomes) < len(runs):
+    try:
+        while True:
+            stored = set(_read_back(d, "while looking for the value the sink fails on"))
+            for index, (name, ids) in enumerate(runs):
+                if index in outcomes:
+                    continue
+                trace = _failed_trace(w.status(name))
+                if trace is not None:
+                    outcomes[index] = f"fails the task with {describe_chain(trace)}"
+                elif set(ids) <= stored:
+                    outcomes[index] = None
+                elif time.monotonic() >= deadline:
+                    outcomes[index] = f"is not stored within {_ISOLATE_TIMEOUT_S:g}s"
+            for index in range(len(runs)):
+                if index not in outcomes:
+                    break
+                outcome = outcomes[index]
+                if outcome is not None:
+                    return index, outcome
+            else:
+                return None
             time.sleep(0.3)
-    for name, _ in runs:
-        w.rest.delete(f"/connectors/{name}")
-    failed = [i for i in range(len(runs)) if outcomes[i] is not None]
-    if every:
-        return failed
-    return (failed[0], outcomes[failed[0]]) if failed else None
+    finally:
+        for name, _ in runs:
+            w.rest.delete(f"/connectors/{name}")

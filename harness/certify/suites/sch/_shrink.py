@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdk.data import Date, Decimal, Schema, SchemaType, Time, Timestamp
-from harness._hostile import rules_for
+from harness._rules import rules_for
 from harness.certify.suites.sch._hostile import Plan, distinct
 from harness.certify.suites.sch._mismatch import Mismatch
 

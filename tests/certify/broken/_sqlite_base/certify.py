@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from cdk import Connector, Decimal, Schema, SchemaBuilder, Timestamp
-from harness import Delivery, SinkDriver, SourceDriver
+from harness import Delivery, Limit, SinkDriver, SourceDriver
 from tests.certify.broken._sqlite_base._config import quote
 from tests.certify.broken._sqlite_base._sink import SqliteSinkConnector
 from tests.certify.broken._sqlite_base._source import SqliteSourceConnector
@@ -267,6 +267,11 @@ class SqliteSinkDriver(SinkDriver):
 
     connector: ClassVar[type[Connector] | str] = SqliteSinkConnector
     delivery: ClassVar[Delivery] = Delivery.EXACTLY_ONCE
+    value_limits: Sequence[Limit] = (
+        Limit.no_negative_zero(
+            "*", "SQLite keeps a REAL value with no fraction as an integer: -0.0 reads back as 0"
+        ),
+    )
 
     def __init__(self, workdir: Path) -> None:
         super().__init__(workdir)

@@ -21,8 +21,10 @@ import json
 import shutil
 {% if cookiecutter.kind == 'sink' -%}
 from collections.abc import Hashable, Iterator, Mapping
-{%- else -%}
+{%- elif cookiecutter.kind == 'both' -%}
 from collections.abc import Hashable, Iterator, Mapping, Sequence
+{%- else -%}
+from collections.abc import Hashable, Iterator, Sequence
 {%- endif %}
 from pathlib import Path
 from typing import Any, ClassVar
