@@ -76,7 +76,7 @@ def test_limits_that_do_not_fit_the_schema_fail_the_check_naming_them() -> None:
         plan_for(RECORD, [Limit.max_length("nmae", 10, "typo")], "D")
     with pytest.raises(CheckFailed, match="applies to Decimal values, and 'name' holds STRING"):
         plan_for(RECORD, [Limit.digits("name", 10, "wrong field")], "D")
-    with pytest.raises(CheckFailed, match="sequence of harness.Limit"):
+    with pytest.raises(CheckFailed, match=r"sequence of harness\.Limit"):
         plan_for(RECORD, ["name: 10"], "D")
     with pytest.raises(CheckNotVerified, match=r"INT64: SCH-09 puts hostile values in"):
         plan_for(Schema.INT64_SCHEMA, (), "D")
