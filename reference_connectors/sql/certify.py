@@ -26,7 +26,6 @@ and breaking overwrites the file with garbage.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import secrets
 import sqlite3
