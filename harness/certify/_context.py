@@ -211,7 +211,8 @@ class CheckContext:
             raise CheckSkipped(
                 f"not applicable: the driver {self.driver_class.__name__} declares "
                 "external_system = False (the connector talks to no external system, so there "
-                "is nothing that can fail or become unavailable)"
+                "is nothing that can fail or become unavailable)",
+                because="no-external-system",
             )
 
     def source_streams(self) -> int:

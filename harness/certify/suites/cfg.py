@@ -310,7 +310,8 @@ def start_invalid(ctx: CheckContext) -> None:
         if not cases:
             raise CheckSkipped(
                 "the ConfigDef has no required key and no key a value can be invalid for "
-                "(every key is a STRING with a default and no validator)"
+                "(every key is a STRING with a default and no validator)",
+                because="no-invalid-config",
             )
         problems: list[str] = []
         traces: list[str] = []
@@ -527,7 +528,10 @@ def secrets_hidden(ctx: CheckContext) -> None:
     definition = _config_def(ctx)
     secret_keys = [k.name for k in definition.config_keys().values() if k.type is Type.PASSWORD]
     if not secret_keys:
-        raise CheckSkipped("the connector's ConfigDef has no PASSWORD key, so nothing to leak")
+        raise CheckSkipped(
+            "the connector's ConfigDef has no PASSWORD key, so nothing to leak",
+            because="no-password",
+        )
     leaks: list[str] = []
     with ctx.driver() as driver, _debug_logging():
         name = ctx.unique("cfg")
