@@ -32,8 +32,10 @@ What is generated:
   classes, inside the :class:`~harness.Limit` declarations given. SCH-09 sends them.
 * :func:`configs_for` -- configuration maps (``str -> str``, as the REST API passes them) for a
   :class:`~cdk.config.ConfigDef`: each key missing, set to a value valid for its type (and its
-  validator, where the validator says which values it accepts), or set to an invalid value (not
-  of the type, empty, blank, too long, control characters), plus the odd unknown key. The CFG
+  validator, where the validator says which values it accepts), or set to an invalid or hostile
+  value (not of the type; the strings SCH-09 sends: blank, padded, non-ASCII, control
+  characters, metacharacters; 300-character values, broken URLs, paths, huge numbers,
+  unresolvable config provider references), plus the odd unknown key. The CFG
   certification checks fuzz ``Connector.validate`` with it.
 
 The signatures are stable API: add keyword parameters with defaults, never change existing ones.
@@ -61,6 +63,7 @@ from cdk.data import (
     Time,
     Timestamp,
 )
+from harness._corner_data import STRINGS
 from harness._hostile import corner_values, hostile_values
 from harness._limits import Limit
 
@@ -74,6 +77,8 @@ __all__ = [
     "values_for",
     "schema_and_value",
     "configs_for",
+    "free_text",
+    "hostile_config_values",
     "corner_values_for",
     "hostile_values_for",
 ]
@@ -424,9 +429,47 @@ _INT_BOUNDS = {
     Type.LONG: (-(2**63), 2**63 - 1),
 }
 _CONFIG_TEXT = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=20)
-_ODD_TEXT = st.sampled_from(
-    ["", " ", "  \t ", "null", "None", "-1", "0", "x" * 2000, "a\x00b", "é€😀"]
-)
+#: Hostile config values: the strings SCH-09 sends (blank, padded, non-ASCII, control
+#: characters, quotes and metacharacters, 64 KiB), and what configs get wrong besides: long
+#: values (a 300-character URL is a file name too long for the OS), broken and odd URLs,
+#: paths, huge and special numbers, config provider references that resolve to nothing.
+_HOSTILE_CONFIG = [
+    *(s for s in STRINGS if len(s) <= 80),
+    "x" * 300,
+    "x" * 2000,
+    "é" * 300,
+    "/" + "a" * 300,
+    "sqlite:///" + "x" * 300,
+    "sqlite:////" + "d/" * 200 + "db",
+    "://",
+    "http://",
+    "http://[::1",
+    "http://host:99999999/",
+    "postgresql://user:pass@:0/db",
+    "mysql+pymysql://@/",
+    "jdbc:postgresql://localhost/db",
+    "file:///dev/null",
+    "sqlite:///:memory:",
+    "\\\\server\\share\\x",
+    "/",
+    "/dev/null",
+    "/proc/self/mem",
+    "..",
+    "../../etc/passwd",
+    "~",
+    "9" * 400,
+    "-" + "9" * 30,
+    "1e400",
+    "inf",
+    "-inf",
+    "NaN",
+    "0x7fffffff",
+    "${env:CDK_NO_SUCH_VARIABLE}",
+    "${file:/nonexistent/file:key}",
+    "a\x00b",
+    "line\nbreak",
+]
+_ODD_TEXT = st.sampled_from(_HOSTILE_CONFIG)
 _NOT_BOOLEAN = st.sampled_from(["yes", "no", "1", "0", "", "tru", "on"])
 _NOT_NUMBER = st.sampled_from(["", "abc", "1.5", "0x10", "1e3", "--1", "1,000", "NaN", " 12a"])
 _NOT_DOUBLE = st.sampled_from(["", "abc", "1,5", "--1", "1.2.3", "0x1p3", "one"])
@@ -511,6 +554,43 @@ def _invalid_config_values(key: ConfigKey) -> st.SearchStrategy[str]:
     if key.type is Type.CLASS:
         return st.one_of(_NOT_CLASS, _ODD_TEXT)
     return st.one_of(_ODD_TEXT, _CONFIG_TEXT)
+
+
+#: The hostile config values most often mishandled: empty, long ones (a file name or URL the
+#: OS refuses), NUL, a config provider reference that resolves to nothing, a huge number.
+HOSTILE_CONFIG_CORE: tuple[str, ...] = (
+    "",
+    "x" * 300,
+    "é" * 300,
+    "a\x00b",
+    "${env:CDK_NO_SUCH_VARIABLE}",
+    "9" * 400,
+)
+
+
+def free_text(key: ConfigKey) -> bool:
+    """Whether ``key`` takes any text (a STRING, PASSWORD, LIST or CLASS without a closed set)."""
+    texts = (Type.STRING, Type.PASSWORD, Type.LIST, Type.CLASS)
+    return key.type in texts and not _accepted_strings(key.validator)
+
+
+def hostile_config_values(key: ConfigKey) -> list[str]:
+    """Every hostile value for ``key``, by its type, :data:`HOSTILE_CONFIG_CORE` first.
+
+    Text keys (STRING, PASSWORD, LIST, CLASS) get all of them; numbers and booleans the values
+    that are not of their type, out-of-range numbers, and the core ones.
+    """
+    out = list(HOSTILE_CONFIG_CORE)
+    if key.type in _INT_BOUNDS:
+        low, high = _INT_BOUNDS[key.type]
+        out += [str(high + 1), str(low - 1), str(10**30), "", "abc", "1.5", "0x10", "1e3", "NaN"]
+    elif key.type is Type.DOUBLE:
+        out += ["1e400", "-1e400", "inf", "NaN", "1,5", "0x1p3", "1.2.3"]
+    elif key.type is Type.BOOLEAN:
+        out += ["yes", "1", "tru", "TRUE ", "null"]
+    else:
+        out += _HOSTILE_CONFIG
+    return list(dict.fromkeys(out))
 
 
 @st.composite
