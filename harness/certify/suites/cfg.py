@@ -294,7 +294,7 @@ def validate_fuzzed(ctx: CheckContext) -> None:
             details=trace or None,
         ) from None
     finally:
-        ctx.evidence("seed", ctx.seed)
+        ctx.evidence("values drawn with seed", ctx.seed)
         ctx.evidence("configs tried", tried)
         ctx.evidence("failing configs", len(failures))
 

@@ -25,7 +25,7 @@ def reproduce(ctx: CheckContext) -> str:
 
 def record_plan(ctx: CheckContext, plan: Plan, count: int) -> None:
     """Put what SCH-09 sends in the evidence: seed, records, drawn fields, limits."""
-    ctx.evidence("seed", ctx.seed)
+    ctx.evidence("values drawn with seed", ctx.seed)
     ctx.evidence("records of hostile values", count)
     ctx.evidence("fields drawn", list(plan.drawn) if plan.struct else ["the whole value"])
     ctx.evidence("declared limits", plan.describe_limits())
