@@ -79,13 +79,8 @@ class Plan:
         return distinct([*values, *drawn])[:MAX_RECORDS]
 
     def describe_limits(self) -> list[str]:
-        """Every limit, as the report lists it, the kept fields first."""
-        kept = [
-            f"{name}: not drawn: kept as the driver makes it (it carries the record id)"
-            for name in self.fixed
-            if name == ID_FIELD
-        ]
-        return kept + [str(limit) for limit in self.limits]
+        """Every declared limit, as the report lists it."""
+        return [str(limit) for limit in self.limits]
 
 
 def plan_for(schema: Schema, limits: object, driver: str) -> Plan:

@@ -28,6 +28,8 @@ def record_plan(ctx: CheckContext, plan: Plan, count: int) -> None:
     ctx.evidence("values drawn with seed", ctx.seed)
     ctx.evidence("records of hostile values", count)
     ctx.evidence("fields drawn", list(plan.drawn) if plan.struct else ["the whole value"])
+    if plan.fixed:
+        ctx.evidence("fields kept as the driver makes them", list(plan.fixed))
     ctx.evidence("declared limits", plan.describe_limits())
     ctx.evidence("reproduce with", reproduce(ctx))
 
