@@ -108,9 +108,7 @@ class TerminalProgress:
         self._write(
             f"cdk certify: {run.project.name} {run.project.version} ({drivers})\n"
             f"{planned} check{'s' if planned != 1 else ''} planned on Kafka {run.kafka}, "
-            f"seed {run.seed}"
-            + (f" ({'; '.join(selection)})" if selection else "")
-            + "\n\n"
+            f"seed {run.seed}" + (f" ({'; '.join(selection)})" if selection else "") + "\n\n"
         )
 
     def check_started(self, check: Check, subject: str) -> None:
