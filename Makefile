@@ -28,7 +28,9 @@ $(STAMP): pyproject.toml .ci/constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is required (found " + sys.version.split()[0] + ")")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -c .ci/constraints.txt -e ".[dev]"
+	@# lenient: modules added to the kit are importable at once (pyproject.toml makes strict,
+	@# type-checker-friendly installs the default for connector projects)
+	$(PIP) install --quiet -c .ci/constraints.txt -e ".[dev]" --config-settings editable_mode=lenient
 	@touch $(STAMP)
 
 venv: $(STAMP)

@@ -16,6 +16,9 @@ proves, how to fix a failure, and where it applies. ``:suite: CFG`` limits it to
 It reads the check registry of :mod:`harness.certify` (imported when the directive runs).
 Each suite and check is a section with a label, so other pages link a check with
 ``:ref:`OFF-01``` (and a suite with ``:ref:`suite-OFF```).
+
+``.. cdk-skip-reasons::`` lists the only reasons a check may be skipped (it does not apply),
+from ``harness.certify.NOT_APPLICABLE``: the checklist shows the list the code enforces.
 """
 
 from __future__ import annotations
@@ -264,8 +267,32 @@ class ChecklistDirective(SphinxDirective):
         return container
 
 
+class SkipReasonsDirective(SphinxDirective):
+    """``.. cdk-skip-reasons::``: the only reasons a check may be skipped, from the code."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        """A bullet list, one item per reason (``harness.certify.NOT_APPLICABLE``)."""
+        from harness.certify import NOT_APPLICABLE
+
+        items = nodes.bullet_list(classes=["cdk-skip-reasons"])
+        for key, text in NOT_APPLICABLE.items():
+            item = nodes.list_item(ids=[make_id(self.env, self.state.document, "skip", key)])
+            container = nodes.container()
+            self.state.nested_parse(
+                StringList([f"``{key}``: {text}"], source=f"<skip reason {key}>"),
+                self.content_offset,
+                container,
+            )
+            item += container.children
+            items += item
+        return [items]
+
+
 def setup(app: Sphinx) -> ExtensionMetadata:
     """Register the directives (Sphinx calls this for ``extensions = ["cdk.sphinxext"]``)."""
     app.add_directive("cdk-config", ConfigDirective)
     app.add_directive("cdk-checklist", ChecklistDirective)
+    app.add_directive("cdk-skip-reasons", SkipReasonsDirective)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

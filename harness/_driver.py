@@ -13,13 +13,14 @@ instance of the external system: :meth:`ConnectorDriver.setup` creates it empty 
 chooses; a source driver writes records with those ids into the external system and recognises
 them in what the connector emits, a sink driver reads back the ids the connector stored.
 
-Capabilities (failure injection, stored values, the values a source was given, schema
-evolution, several or new streams) raise :class:`NotImplementedError` or keep their default by
-default; a required check that needs one the driver lacks is then *not verified*, never passed,
-and the run is INCOMPLETE unless the project waives the check with a written reason
-(``[tool.cdk.certify] waive``). Declarations that make a check not applicable
-(``external_system = False``, ``accepts_any_schema``, ``unstored_fields``) carry their reason
-into the report.
+Capabilities (failure injection, stored values, the values a source was given, writing given
+values, a future offset, schema evolution, several or new streams) raise
+:class:`NotImplementedError` or keep their default by default; a required check that needs one
+the driver lacks is then *not verified*, never passed, and the run is INCOMPLETE unless the
+project waives the check with a written reason (``[tool.cdk.certify] waive``). Declarations
+that make a check not applicable (``external_system = False``, ``accepts_any_schema``,
+``unstored_fields``) and the value limits of the external system (``value_limits``,
+:class:`~harness.Limit`) carry their reason into the report.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any, ClassVar
 
 from cdk.api import Connector
 from cdk.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from harness._limits import Limit
 
 __all__ = [
     "ConnectorDriver",
@@ -72,12 +74,22 @@ class ConnectorDriver:
             not verified without them). Set it to False only for a connector that talks to
             nothing (a generator): the error-handling checks then do not apply, and the report
             says so.
+        value_limits: the values the external system cannot hold, one
+            :class:`~harness.Limit` each, with its reason (a maximum string length, a
+            character set, NUL, a timestamp range...): SCH-09 sends no value beyond them and
+            lists them in the report. A class attribute, or a property (it may depend on the
+            instance, e.g. the database it uses). Anything not declared must come back exactly.
         workdir: a fresh, empty directory for this driver instance (given by the harness).
     """
 
     connector: ClassVar[type[Connector] | str]
     delivery: ClassVar[Delivery] = Delivery.AT_LEAST_ONCE
     external_system: ClassVar[bool] = True
+
+    @property
+    def value_limits(self) -> Sequence[Limit]:
+        """What the external system cannot hold (see the class docstring); none by default."""
+        return ()
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
@@ -172,6 +184,43 @@ class SourceDriver(ConnectorDriver):
         """
         raise NotImplementedError
 
+    def value_schema(self) -> Schema:
+        """The schema of the values :meth:`write_values` takes (and the connector then emits).
+
+        The Connect schema a record of the external system has, as the connector emits it
+        (e.g. a table's columns as a STRUCT). SCH-09 is not verified without it and
+        :meth:`write_values`.
+        """
+        raise NotImplementedError
+
+    def write_values(self, values: Sequence[Any], *, stream: int = 0) -> list[Hashable]:
+        """Write a record for each of ``values`` into input stream ``stream``; return their ids.
+
+        SCH-09 hands the driver hostile values in :meth:`value_schema` (a :class:`cdk.Struct`
+        each when it is a STRUCT, else the value itself: a line of text...), inside the
+        driver's :attr:`value_limits`; the driver writes them as they are, in order, and returns
+        for each the id that :meth:`record_id` will find in the record the connector emits for
+        it. When the schema has a field ``id``, the harness fills it with a fresh increasing
+        id (an int, or its text for a STRING field), which the driver should keep. The
+        connector must then emit every field exactly as given. Values that are not structs
+        are all different, so a driver can recognise its records by the value itself.
+        """
+        raise NotImplementedError
+
+    def future_offset(
+        self, partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        """An offset of source partition ``partition`` beyond ``offset`` and beyond all data.
+
+        ``offset`` is the last offset the connector emitted for ``partition``; the result must
+        be an offset the connector would commit for a record written much later (a Redis
+        stream id ahead of the clock, a cursor past the end, a later GTID). OFF-04 starts a
+        task from it and expects no record and no error. Without it, OFF-04 pushes every
+        numeric field of the offset far ahead itself, and is not verified for offsets with no
+        numeric field.
+        """
+        raise NotImplementedError
+
     def evolve_schema(self, *, stream: int = 0) -> str:
         """Change the external system's schema of ``stream``: add an optional field.
 
@@ -185,9 +234,14 @@ class SinkDriver(ConnectorDriver):
     """A sink connector's external system: the harness reads back what the connector wrote.
 
     Attributes:
-        accepts_any_schema: the sink stores values without a schema of its own (lines in a
-            file, documents), so no schema is incompatible with it; the incompatible-schema
-            check is then not applicable.
+        accepts_any_schema: the sink stores any record whatever its value schema (lines in a
+            file, documents), so the incompatible-schema check (SCH-08) does not apply. What
+            counts is what SCH-08 sends: STRUCT values of the driver's value schema with one
+            field's type changed to STRING (``id`` 17 becomes ``"x17"``), or with a required
+            field missing. A sink that stores those (a document store that takes any struct or
+            map, though not a bare number) declares it; a sink that must reject them does not.
+            With a value schema that is not a STRUCT, SCH-06/07 do not apply either (there is
+            no field to add or drop).
         unstored_fields: the fields of the harness's values the sink does not store by
             design, each with the reason (``{"score": "the table has no column for it"}``).
             :meth:`read_values` may leave them out; the report names them with the reason.
@@ -213,7 +267,15 @@ class SinkDriver(ConnectorDriver):
         return default_sink_value_schema()
 
     def value(self, record_id: int, schema: Schema) -> Any:
-        """The value of record ``record_id`` in ``schema`` (default: :func:`default_sink_value`)."""
+        """The value of record ``record_id`` in ``schema`` (default: :func:`default_sink_value`).
+
+        SCH-09 starts from it: it keeps the field ``id`` (and any field declared
+        :meth:`Limit.fixed <harness.Limit.fixed>`) and draws every other field; for a value
+        that is not a STRUCT, it appends hostile text (STRING), bytes (BYTES), elements
+        (ARRAY) or entries (MAP) to this value, so :meth:`read_values` must find the id in
+        what the value starts with, whatever follows (end it with a delimiter:
+        ``"record-17;"``).
+        """
         return default_sink_value(record_id, schema)
 
     def key_schema(self) -> Schema | None:
@@ -232,9 +294,21 @@ class SinkDriver(ConnectorDriver):
         """The stored fields of each record by id, as Connect values (Decimal, datetime...).
 
         A mapping of field names to values for each record (for a value that is not a struct,
-        the stored value itself). Every field the harness sent must be there and equal what
-        was sent, except the :attr:`unstored_fields`. The SCH checks that send values (SCH-02,
-        SCH-03, SCH-04, SCH-06, SCH-07) are not verified without it.
+        the stored value itself), read from the external system: what it holds, never what
+        :meth:`value` returned (SCH-09 sends values that :meth:`value` did not make). The
+        harness calls :meth:`value` and :meth:`read_values` on the same driver instance within
+        a check, but a driver must not rely on it.
+
+        Every field the harness sent must be there and equal what was sent, except the
+        :attr:`unstored_fields`. Records sent without a schema (SCH-03: JSON with
+        ``schemas.enable=false``) reach the sink as plain data (a dict for a struct, numbers,
+        strings, lists); read them back the same way as the others, as the values the sink
+        stored: for a sink that stores text (a line per record), the stored text itself; for
+        one that stores fields, a mapping of field names to the stored values. SCH-03 compares
+        only what JSON without schemas keeps exactly (strings, integers, doubles, booleans),
+        so a Decimal stored as a number or a timestamp stored as epoch milliseconds is not
+        held against the sink there. The SCH checks that send values (SCH-02, SCH-03, SCH-04,
+        SCH-06, SCH-07, SCH-09) are not verified without it.
         """
         raise NotImplementedError
 

@@ -29,6 +29,7 @@ from cdk.errors import ConnectException
 from cdk.kafka import KafkaProvider
 from harness._driver import ConnectorDriver
 from harness.certify import Check, CheckResult, Outcome, Project, certify, plan
+from harness.certify._runner import new_seed
 
 __all__ = ["CertificationItem"]
 
@@ -71,6 +72,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         help="Skip these checks (comma-separated ids or suites; repeatable).",
     )
+    group.addoption(
+        "--cdk-seed",
+        metavar="N",
+        type=int,
+        default=None,
+        help="The seed of the values the checks generate (SCH-09's hostile values), as "
+        "cdk certify --seed: a failure's seed (in its evidence) draws the same values again "
+        "(default: a fresh one for the session, shown in the header).",
+    )
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -92,8 +102,12 @@ def pytest_configure(config: pytest.Config) -> None:
         planned = plan(project, only, skip)
     except (ConnectException, ValueError) as exc:
         raise pytest.UsageError(f"--cdk-project {path}: {exc}") from None
+    seed = config.getoption("cdk_seed")
+    if seed is not None and seed < 0:
+        raise pytest.UsageError(f"--cdk-seed {seed}: a seed is a non-negative integer")
     session = _CertificationSession(project, planned, spec)
     session.runtime = str(config.getoption("cdk_runtime"))
+    session.seed = seed if seed is not None else new_seed()
     config.pluginmanager.register(session, _PLUGIN_NAME)
 
 
@@ -115,6 +129,7 @@ class _CertificationSession:
         self.ran = 0
         self.workdir = Path(tempfile.mkdtemp(prefix="cdk-certify-pytest-"))
         self.runtime = "embedded"
+        self.seed = 0
 
     def bootstrap(self) -> str:
         """The bootstrap servers of the session's Kafka, started on first use."""
@@ -144,6 +159,7 @@ class _CertificationSession:
             only=[check.id],
             workdir=self.workdir / f"{self.ran:03d}-{check.id}",
             runtime=self.runtime,
+            seed=self.seed,
         )
         return run.results[0]
 
@@ -162,7 +178,8 @@ class _CertificationSession:
     def pytest_report_header(self, config: pytest.Config) -> str:
         return (
             f"cdk certify: {self.project.name} {self.project.version}, "
-            f"{len(self.planned)} checks planned, kafka {self.kafka}"
+            f"{len(self.planned)} checks planned, kafka {self.kafka}, seed {self.seed} "
+            f"(--cdk-seed {self.seed} draws the same values again)"
         )
 
     @pytest.hookimpl(trylast=True)

@@ -24,10 +24,18 @@ What is generated:
   Time/Timestamp at millisecond precision (Timestamp as an aware UTC ``datetime``); Decimal values
   at the schema's scale.
 * :func:`schema_and_value` -- both at once, as a :class:`~cdk.data.SchemaAndValue`.
+* :func:`hostile_values_for` -- the values real systems send and naive connectors mangle, for a
+  schema: its hard corners (:func:`corner_values_for`: empty, blank and padded strings,
+  1-to-4-byte UTF-8, control characters, quotes and metacharacters, 64 KiB strings, integers at
+  their bounds and past 2^53, ``-0.0``, float extremes and subnormals, full-precision decimals,
+  timestamps in year 1 and 9999, NUL and high bytes, null) mixed with random values of the same
+  classes, inside the :class:`~harness.Limit` declarations given. SCH-09 sends them.
 * :func:`configs_for` -- configuration maps (``str -> str``, as the REST API passes them) for a
   :class:`~cdk.config.ConfigDef`: each key missing, set to a value valid for its type (and its
-  validator, where the validator says which values it accepts), or set to an invalid value (not
-  of the type, empty, blank, too long, control characters), plus the odd unknown key. The CFG
+  validator, where the validator says which values it accepts), or set to an invalid or hostile
+  value (not of the type; the strings SCH-09 sends: blank, padded, non-ASCII, control
+  characters, metacharacters; 300-character values, broken URLs, paths, huge numbers,
+  unresolvable config provider references), plus the odd unknown key. The CFG
   certification checks fuzz ``Connector.validate`` with it.
 
 The signatures are stable API: add keyword parameters with defaults, never change existing ones.
@@ -37,7 +45,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -55,6 +63,9 @@ from cdk.data import (
     Time,
     Timestamp,
 )
+from harness._corner_data import STRINGS
+from harness._hostile import corner_values, hostile_values
+from harness._limits import Limit
 
 __all__ = [
     "PRIMITIVE_TYPES",
@@ -66,6 +77,10 @@ __all__ = [
     "values_for",
     "schema_and_value",
     "configs_for",
+    "free_text",
+    "hostile_config_values",
+    "corner_values_for",
+    "hostile_values_for",
 ]
 
 T = TypeVar("T")
@@ -376,6 +391,37 @@ def schema_and_value(
     return SchemaAndValue(schema, value)
 
 
+# -- hostile values --------------------------------------------------------------------------------
+def hostile_values_for(
+    schema: Schema, limits: Sequence[Limit] = (), *, field: str = ""
+) -> st.SearchStrategy[Any]:
+    """Hostile values of ``schema``: its corner values mixed with random values of their classes.
+
+    Args:
+        schema: the schema the values conform to (null sometimes when it is optional).
+        limits: the :class:`~harness.Limit` declarations to stay inside.
+        field: the field path ``schema`` is at (``""`` for a whole value), which the limits
+            name.
+    """
+    return hostile_values(schema, limits, field)
+
+
+def corner_values_for(
+    schema: Schema, limits: Sequence[Limit] = (), *, field: str = ""
+) -> list[Any]:
+    """Every hard-corner value of ``schema`` the limits allow (null first when optional).
+
+    A STRUCT's corners take each field's corners in turn; ARRAY and MAP corners are empty, of
+    one corner element, and of several.
+
+    Args:
+        schema: the schema the values conform to.
+        limits: the :class:`~harness.Limit` declarations to stay inside.
+        field: the field path ``schema`` is at, which the limits name.
+    """
+    return corner_values(schema, limits, field)
+
+
 # -- configs ---------------------------------------------------------------------------------------
 _INT_BOUNDS = {
     Type.SHORT: (-(2**15), 2**15 - 1),
@@ -383,9 +429,47 @@ _INT_BOUNDS = {
     Type.LONG: (-(2**63), 2**63 - 1),
 }
 _CONFIG_TEXT = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=20)
-_ODD_TEXT = st.sampled_from(
-    ["", " ", "  \t ", "null", "None", "-1", "0", "x" * 2000, "a\x00b", "é€😀"]
-)
+#: Hostile config values: the strings SCH-09 sends (blank, padded, non-ASCII, control
+#: characters, quotes and metacharacters, 64 KiB), and what configs get wrong besides: long
+#: values (a 300-character URL is a file name too long for the OS), broken and odd URLs,
+#: paths, huge and special numbers, config provider references that resolve to nothing.
+_HOSTILE_CONFIG = [
+    *(s for s in STRINGS if len(s) <= 80),
+    "x" * 300,
+    "x" * 2000,
+    "é" * 300,
+    "/" + "a" * 300,
+    "sqlite:///" + "x" * 300,
+    "sqlite:////" + "d/" * 200 + "db",
+    "://",
+    "http://",
+    "http://[::1",
+    "http://host:99999999/",
+    "postgresql://user:pass@:0/db",
+    "mysql+pymysql://@/",
+    "jdbc:postgresql://localhost/db",
+    "file:///dev/null",
+    "sqlite:///:memory:",
+    "\\\\server\\share\\x",
+    "/",
+    "/dev/null",
+    "/proc/self/mem",
+    "..",
+    "../../etc/passwd",
+    "~",
+    "9" * 400,
+    "-" + "9" * 30,
+    "1e400",
+    "inf",
+    "-inf",
+    "NaN",
+    "0x7fffffff",
+    "${env:CDK_NO_SUCH_VARIABLE}",
+    "${file:/nonexistent/file:key}",
+    "a\x00b",
+    "line\nbreak",
+]
+_ODD_TEXT = st.sampled_from(_HOSTILE_CONFIG)
 _NOT_BOOLEAN = st.sampled_from(["yes", "no", "1", "0", "", "tru", "on"])
 _NOT_NUMBER = st.sampled_from(["", "abc", "1.5", "0x10", "1e3", "--1", "1,000", "NaN", " 12a"])
 _NOT_DOUBLE = st.sampled_from(["", "abc", "1,5", "--1", "1.2.3", "0x1p3", "one"])
@@ -470,6 +554,43 @@ def _invalid_config_values(key: ConfigKey) -> st.SearchStrategy[str]:
     if key.type is Type.CLASS:
         return st.one_of(_NOT_CLASS, _ODD_TEXT)
     return st.one_of(_ODD_TEXT, _CONFIG_TEXT)
+
+
+#: The hostile config values most often mishandled: empty, long ones (a file name or URL the
+#: OS refuses), NUL, a config provider reference that resolves to nothing, a huge number.
+HOSTILE_CONFIG_CORE: tuple[str, ...] = (
+    "",
+    "x" * 300,
+    "é" * 300,
+    "a\x00b",
+    "${env:CDK_NO_SUCH_VARIABLE}",
+    "9" * 400,
+)
+
+
+def free_text(key: ConfigKey) -> bool:
+    """Whether ``key`` takes any text (a STRING, PASSWORD, LIST or CLASS without a closed set)."""
+    texts = (Type.STRING, Type.PASSWORD, Type.LIST, Type.CLASS)
+    return key.type in texts and not _accepted_strings(key.validator)
+
+
+def hostile_config_values(key: ConfigKey) -> list[str]:
+    """Every hostile value for ``key``, by its type, :data:`HOSTILE_CONFIG_CORE` first.
+
+    Text keys (STRING, PASSWORD, LIST, CLASS) get all of them; numbers and booleans the values
+    that are not of their type, out-of-range numbers, and the core ones.
+    """
+    out = list(HOSTILE_CONFIG_CORE)
+    if key.type in _INT_BOUNDS:
+        low, high = _INT_BOUNDS[key.type]
+        out += [str(high + 1), str(low - 1), str(10**30), "", "abc", "1.5", "0x10", "1e3", "NaN"]
+    elif key.type is Type.DOUBLE:
+        out += ["1e400", "-1e400", "inf", "NaN", "1,5", "0x1p3", "1.2.3"]
+    elif key.type is Type.BOOLEAN:
+        out += ["yes", "1", "tru", "TRUE ", "null"]
+    else:
+        out += _HOSTILE_CONFIG
+    return list(dict.fromkeys(out))
 
 
 @st.composite

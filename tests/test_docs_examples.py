@@ -26,9 +26,12 @@ def _rst_blocks(path: Path) -> list[str]:
     i = 0
     while i < len(lines):
         if lines[i].strip() == ".. code-block:: python":
+            indent = len(lines[i]) - len(lines[i].lstrip())  # a block nested in a list, too
             i += 1
             body: list[str] = []
-            while i < len(lines) and (not lines[i].strip() or lines[i].startswith("   ")):
+            while i < len(lines) and (
+                not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent
+            ):
                 body.append(lines[i])
                 i += 1
             blocks.append(textwrap.dedent("\n".join(body)))

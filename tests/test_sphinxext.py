@@ -212,3 +212,15 @@ def test_documentation_and_defaults_are_shown_as_written_not_as_markup(
     assert "Default: *.jsonl" in page
     assert "Files &lt;topic.prefix&gt;name, *all* of `them`." in page
     assert "<em>" not in page.split('class="cdk-config')[1]
+
+
+def test_the_skip_reasons_are_those_of_the_code(tmp_path: Path) -> None:
+    from harness.certify import NOT_APPLICABLE
+
+    page, warnings = _build(tmp_path, ".. cdk-skip-reasons::\n")
+    assert not warnings
+    (listed,) = re.findall(r'<ul class="cdk-skip-reasons[^"]*">(.*?)</ul>', page, re.S)
+    assert listed.count("<li") == len(NOT_APPLICABLE)
+    for key in NOT_APPLICABLE:
+        assert f'<span class="pre">{key}</span>' in page
+    assert '<span class="pre">accepts_any_schema</span>' in page  # the texts are RST

@@ -313,6 +313,15 @@ class _CertifyCommand(click.Command):
     help="Put the project's test results from this JUnit XML file into the bundle.",
 )
 @click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="The seed of the values the checks generate (SCH-09's hostile values): the same seed "
+    "draws the same values, so a failure found with it can be run again. The report and "
+    "summary.json name the seed of every run [default: a fresh one].",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
     default=None,
@@ -330,6 +339,7 @@ def certify(
     jobs: int,
     run_tests: bool,
     tests_junit: Path | None,
+    seed: int | None,
     log_level: str | None,
 ) -> None:
     """Certify the connector project at PATH (default: the current directory).
@@ -425,6 +435,7 @@ def certify(
                     log_level=log_level,
                     jobs=jobs,
                     runtime=runtime,
+                    seed=seed,
                 )
         except ConnectException as exc:
             raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None

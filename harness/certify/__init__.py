@@ -11,6 +11,7 @@ from __future__ import annotations
 from harness.certify._bundle import BundleError, SecretLeakError, check_report_dir, write_bundle
 from harness.certify._checks import (
     KINDS,
+    NOT_APPLICABLE,
     SUITES,
     Check,
     CheckFailed,
@@ -76,6 +77,7 @@ __all__ = [
     "Metric",
     "Series",
     "KINDS",
+    "NOT_APPLICABLE",
     "SUITES",
     # what checks use
     "DecodedRecord",

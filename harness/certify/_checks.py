@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KINDS",
+    "NOT_APPLICABLE",
     "SUITES",
     "Check",
     "CheckFailed",
@@ -88,14 +89,58 @@ class CheckFailed(Exception):
         self.details = details
 
 
-class CheckSkipped(Exception):
-    """The check does not apply here; ``reason`` says why (always given)."""
+#: Why a check may be skipped: it does not apply to the connector, for one of these reasons
+#: and no other (a check that applies but cannot run is not verified). The certification
+#: checklist renders this list; ``because`` of :class:`CheckSkipped` names one of its keys.
+NOT_APPLICABLE: dict[str, str] = {
+    "no-external-system": (
+        "the driver declares ``external_system = False``: the connector talks to no external "
+        "system, so nothing can fail or become unavailable (ERR-01, ERR-02)"
+    ),
+    "accepts-any-schema": (
+        "the driver declares ``accepts_any_schema``: the sink stores any record whatever its "
+        "schema, so no schema is incompatible (SCH-08), and with a value schema that is not a "
+        "STRUCT there is no field to add or drop (SCH-06, SCH-07)"
+    ),
+    "schemaless-source": (
+        "the source emits records without schemas only, and Avro needs one (SCH-04)"
+    ),
+    "no-invalid-config": (
+        "the ConfigDef has no required key and no key a value can be invalid for, so no "
+        "config is invalid (CFG-05)"
+    ),
+    "no-password": "the connector's ConfigDef has no PASSWORD key, so nothing can leak (CFG-08)",
+    "other-runtime": (
+        "the check runs the connector in another runtime than the run's: distributed mode on "
+        "Spark (``--runtime distributed``: OFF-09, RST-06, RBL-05, RBL-06) or Spark pipelines "
+        "(``--runtime spark``: OFF-10, OFF-11, OFF-12)"
+    ),
+}
 
-    def __init__(self, reason: str) -> None:
+
+class CheckSkipped(Exception):
+    """The check does not apply here; ``reason`` says why (always given).
+
+    Args:
+        reason: why, for this connector, in words.
+        because: which of the :data:`NOT_APPLICABLE` reasons it is (a check that applies but
+            cannot run raises :class:`CheckNotVerified` instead).
+
+    Raises:
+        ValueError: no reason, or ``because`` is not a key of :data:`NOT_APPLICABLE`.
+    """
+
+    def __init__(self, reason: str, *, because: str) -> None:
         if not reason:
             raise ValueError("a skipped check needs a reason")
+        if because not in NOT_APPLICABLE:
+            raise ValueError(
+                f"a check is skipped only when it does not apply ({', '.join(NOT_APPLICABLE)}), "
+                f"not for {because!r}: a check that applies but cannot run is not verified"
+            )
         super().__init__(reason)
         self.reason = reason
+        self.because = because
 
 
 class CheckNotVerified(Exception):

@@ -99,6 +99,8 @@ class CheckContext:
             (a container, an existing cluster).
         spark_dir: the folder of the run's standalone Spark cluster (distributed runtime), which
             :func:`harness.certify._distributed.spark_cluster` attaches to; None otherwise.
+        seed: the run's seed for generated values (SCH-09's hostile values; ``cdk certify
+            --seed`` sets it to rerun a run's values).
     """
 
     check: Check
@@ -110,6 +112,7 @@ class CheckContext:
     workdir: Path
     broker: BrokerStall | None = None
     spark_dir: str | None = None
+    seed: int = 0
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
@@ -208,7 +211,8 @@ class CheckContext:
             raise CheckSkipped(
                 f"not applicable: the driver {self.driver_class.__name__} declares "
                 "external_system = False (the connector talks to no external system, so there "
-                "is nothing that can fail or become unavailable)"
+                "is nothing that can fail or become unavailable)",
+                because="no-external-system",
             )
 
     def source_streams(self) -> int:

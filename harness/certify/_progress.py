@@ -97,7 +97,7 @@ class TerminalProgress:
             self._running = False
 
     def started(self, run: CertificationRun, planned: int) -> None:
-        """Print the header: the project, the Kafka in use and the number of planned checks."""
+        """Print the header: the project, the planned checks, the Kafka in use and the seed."""
         self.planned = planned
         selection = []
         if run.only:
@@ -107,9 +107,8 @@ class TerminalProgress:
         drivers = ", ".join(d.__name__ for d in run.project.drivers)
         self._write(
             f"cdk certify: {run.project.name} {run.project.version} ({drivers})\n"
-            f"{planned} check{'s' if planned != 1 else ''} planned on Kafka {run.kafka}"
-            + (f" ({'; '.join(selection)})" if selection else "")
-            + "\n\n"
+            f"{planned} check{'s' if planned != 1 else ''} planned on Kafka {run.kafka}, "
+            f"seed {run.seed}" + (f" ({'; '.join(selection)})" if selection else "") + "\n\n"
         )
 
     def check_started(self, check: Check, subject: str) -> None:

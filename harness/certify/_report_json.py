@@ -31,6 +31,7 @@ def summary(run: CertificationRun) -> dict[str, Any]:
         "counts": counts(run.results),
         "suites": suite_counts(run.results),
         "kafka": run.kafka,
+        "seed": run.seed,
         "only": list(run.only),
         "skip": list(run.skip),
         "environment": dict(run.environment),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import platform
+import secrets
 import shutil
 import sys
 import tempfile
@@ -86,6 +87,8 @@ class CertificationRun:
     secrets: set[str] = field(default_factory=set)
     #: What an isolated run had to give up on, one line each (``OFF-07 [Driver]: why``).
     abandoned: list[str] = field(default_factory=list)
+    #: The seed of the values the checks generated (``cdk certify --seed`` reruns them).
+    seed: int = 0
     #: Filled by :func:`~harness.certify.write_bundle`: where what was certified comes from,
     #: and the submission checklist (both JSON-ready).
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -179,6 +182,11 @@ NEEDS_SPARK_PIPELINES = (
 )
 
 
+def new_seed() -> int:
+    """A fresh seed for a run's generated values (what ``cdk certify --seed`` takes)."""
+    return secrets.randbelow(2**32)
+
+
 def plan(
     project: Project, only: Sequence[str] = (), skip: Sequence[str] = ()
 ) -> list[tuple[Check, type[ConnectorDriver], str | None]]:
@@ -228,6 +236,7 @@ def certify(
     log_level: str | None = None,
     jobs: int = 1,
     runtime: str = "embedded",
+    seed: int | None = None,
 ) -> CertificationRun:
     """Run the certification suites against ``project`` and return the run.
 
@@ -261,6 +270,9 @@ def certify(
             (the distributed ones) run only in the distributed runtime, on a standalone Spark
             cluster of 2 one-core workers started for the run (and stopped after it); in the
             embedded runtime they are skipped, with the reason.
+        seed: the seed of the values the checks generate (SCH-09's hostile values): the same
+            seed draws the same values, so a failure can be reproduced. None (the default)
+            draws a fresh one; the run records it in its environment (``seed``).
 
     Raises:
         ConnectException: Kafka could not be started, or (isolated) the child process that
@@ -279,9 +291,12 @@ def certify(
             "jobs > 1 needs isolate=True: checks run in process share the caller's process "
             "(its logging, its threads), so they run one at a time"
         )
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed must be a non-negative int, not {seed!r}")
     loaded = project if isinstance(project, Project) else Project.load(project)
     planned = plan(loaded, only, skip)
     run = CertificationRun(loaded, kafka=kafka, only=tuple(only), skip=tuple(skip))
+    run.seed = seed if seed is not None else new_seed()
     own_dir = workdir is None
     base = Path(tempfile.mkdtemp(prefix="cdk-certify-")) if workdir is None else workdir
     base.mkdir(parents=True, exist_ok=True)
@@ -304,6 +319,7 @@ def certify(
             bootstrap = provider.bootstrap_servers
         run.environment = _environment(loaded, kafka, provider)
         run.environment["runtime"] = runtime
+        run.environment["seed"] = str(run.seed)
         if runtime == "distributed" and any(
             reason is None and "spark" in c.needs for c, _, reason in planned
         ):
@@ -352,6 +368,7 @@ def certify(
                     run,
                     broker=stall,
                     spark_dir=spark.directory,
+                    seed=run.seed,
                 )
                 run.results.append(result)
                 if listener is not None:
@@ -467,6 +484,7 @@ def _run_isolated(
         "log_level": log_level,
         "broker": stall,
         "spark_dir": spark_dir,
+        "seed": run.seed,
     }
     try:
         run_isolated(
@@ -504,6 +522,7 @@ def _run_one(
     *,
     broker: BrokerStall | None = None,
     spark_dir: str | None = None,
+    seed: int = 0,
 ) -> CheckResult:
     kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
     subject = project_subject(project, c, driver)
@@ -536,6 +555,7 @@ def _run_one(
         workdir=workdir,
         broker=broker,
         spark_dir=spark_dir,
+        seed=seed,
     )
     handler = _ListHandler(ctx.log_lines)
     logging.getLogger().addHandler(handler)

@@ -179,7 +179,7 @@ class FileStreamSourceTask(SourceTask):
                 stream.seek(self._position)
                 break
             self._position += len(line)
-            text = line.rstrip(b"\r\n").decode("utf-8", errors="replace")
+            text = _strip_line_end(line).decode("utf-8", errors="replace")
             records.append(
                 SourceRecord(
                     {FILENAME_FIELD: self._filename},
@@ -201,3 +201,9 @@ class FileStreamSourceTask(SourceTask):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _strip_line_end(line: bytes) -> bytes:
+    r"""A line without its ending: ``\n``, or ``\r\n`` (one, not every ``\r`` before it)."""
+    line = line[:-1]
+    return line[:-1] if line.endswith(b"\r") else line

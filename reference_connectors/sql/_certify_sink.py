@@ -22,9 +22,10 @@ from collections.abc import Hashable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from cdk import Connector
-from harness import Delivery, SinkDriver
+from cdk import Connector, Date, Schema, SchemaBuilder, Time
+from harness import Delivery, Limit, SinkDriver, default_sink_value_schema
 from reference_connectors.sql._eos import OFFSETS_TABLE
+from reference_connectors.sql._reflect import select_column
 from reference_connectors.sql._sink import SqlSinkConnector
 from reference_connectors.sql._types_in import from_declared_sqlite, from_reflected
 
@@ -48,6 +49,21 @@ class SqlSinkDriver(SinkDriver):
         from reference_connectors.sql.certify import CertDatabase, _dialect
 
         self.database: CertDatabase = CertDatabase(_dialect(self.dialect), workdir)
+
+    @property
+    def value_limits(self) -> list[Limit]:
+        """What the dialect's columns cannot hold (SCH-09), found by running the check."""
+        return value_limits(self.database.dialect)
+
+    def value_schema(self) -> Schema:
+        """The default record with a field of every other type the sink maps to a column."""
+        base = default_sink_value_schema()
+        builder = SchemaBuilder.struct().name(base.name or "cdk.certify.Record")
+        for f in base.fields:
+            builder.field(f.name, f.schema)
+        for name, schema in _MORE_FIELDS:
+            builder.field(name, schema)
+        return builder.build()
 
     def setup(self) -> None:
         self.database.create()
@@ -128,7 +144,12 @@ class SqlSinkDriver(SinkDriver):
                 converters = [t.converter(_UTC) if t is not None else _same for t in types]
                 # the reflected columns by name: the sink may add one (auto.evolve) between
                 # the reflection and the query; the next read sees it
-                listed = ", ".join(self.database.quote(name) for name in columns)
+                listed = ", ".join(
+                    select_column(connection, name, t)
+                    if t is not None
+                    else self.database.quote(name)
+                    for name, t in zip(columns, types, strict=True)
+                )
                 rows = connection.exec_driver_sql(
                     f"SELECT {listed} FROM {self.database.quote(table)}"
                 ).fetchall()
@@ -150,6 +171,30 @@ class SqlSinkDriver(SinkDriver):
 
     def outage(self) -> contextlib.AbstractContextManager[None]:
         return self.database.outage()
+
+
+#: The fields the driver adds to the default record: one of each type the sink maps.
+_MORE_FIELDS = (
+    ("tiny", Schema.OPTIONAL_INT8_SCHEMA),
+    ("small", Schema.OPTIONAL_INT16_SCHEMA),
+    ("count", Schema.OPTIONAL_INT32_SCHEMA),
+    ("big", Schema.OPTIONAL_INT64_SCHEMA),
+    ("ratio", Schema.OPTIONAL_FLOAT32_SCHEMA),
+    ("data", Schema.OPTIONAL_BYTES_SCHEMA),
+    ("day", Date.builder().optional().build()),
+    ("at", Time.builder().optional().build()),
+)
+
+
+def value_limits(dialect: str) -> list[Limit]:
+    """The values the sink's tables cannot hold on ``dialect``, each with its reason."""
+    if dialect == "postgresql":
+        return [Limit.excludes("*", "\x00", "PostgreSQL's text types cannot hold NUL (U+0000)")]
+    if dialect == "sqlite":
+        reason = "SQLite keeps a REAL value with no fraction as an integer: -0.0 reads back as 0"
+    else:
+        reason = "MariaDB's DOUBLE and FLOAT have no negative zero: -0.0 is stored as 0"
+    return [Limit.no_negative_zero("*", reason)]
 
 
 def _same(value: Any) -> Any:

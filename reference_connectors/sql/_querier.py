@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdk import ConnectException, DataException, Schema, SchemaBuilder, SourceRecord, Struct
 from reference_connectors.sql._cursors import close_cursor, execute, mysql_binary_flags
-from reference_connectors.sql._reflect import Column, quote, reflect_columns
+from reference_connectors.sql._reflect import Column, quote, reflect_columns, select_column
 from reference_connectors.sql._types_in import (
     Kind,
     SqlType,
@@ -210,7 +210,10 @@ class TableQuerier:
         if self.table is not None:
             self._refresh_table_shape(connection)
             assert self._shape is not None
-            columns = ", ".join(quote(connection, name) for name, _ in self._shape.converters)
+            columns = ", ".join(
+                select_column(connection, name, sql_type)
+                for name, sql_type, _ in self._shape.signature
+            )
             source = f"{quote(connection, self.table)}"
             if self.settings.schema and connection.dialect.name != "sqlite":
                 source = f"{quote(connection, self.settings.schema)}.{source}"

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reference_connectors.sql._types_in import (
+    Kind,
     SqlType,
     UnsupportedColumnType,
     from_declared_sqlite,
@@ -16,7 +17,15 @@ from reference_connectors.sql._types_in import (
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
-__all__ = ["Column", "default_schema", "list_tables", "quote", "reflect_columns", "table_exists"]
+__all__ = [
+    "Column",
+    "default_schema",
+    "list_tables",
+    "quote",
+    "reflect_columns",
+    "select_column",
+    "table_exists",
+]
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,18 @@ def quote(connection: sa.Connection, name: str) -> str:
     """``name`` quoted as an identifier of the connection's dialect (always quoted)."""
     preparer = connection.dialect.identifier_preparer
     return str(preparer.quote_identifier(name))
+
+
+def select_column(connection: sa.Connection, name: str, sql_type: SqlType) -> str:
+    """How to select column ``name`` so that its value arrives whole.
+
+    MySQL and MariaDB send a FLOAT as text of 6 significant digits, which loses most 32-bit
+    values (16777216 arrives as 16777200): it is selected as a DOUBLE, which holds it exactly.
+    """
+    quoted = quote(connection, name)
+    if connection.dialect.name in ("mysql", "mariadb") and sql_type.kind is Kind.FLOAT32:
+        return f"({quoted} + 0E0) AS {quoted}"
+    return quoted
 
 
 def default_schema(connection: sa.Connection, schema: str | None) -> str | None:

@@ -39,14 +39,25 @@ log = logging.getLogger(__name__)
 
 
 def _sqlite_problem(settings: ConnectionSettings) -> str | None:
+    """Why the SQLite database file cannot be used or created (None when it can)."""
     if settings.dialect != "sqlite":
         return None
     path = Path(settings.url.database or "")
-    if path.is_dir():
-        return f"{path} is a directory, not a database file"
-    if not path.exists() and not path.absolute().parent.is_dir():
-        return f"the directory of the database file {path} does not exist"
+    if "\x00" in str(path):  # pathlib answers "not there" for it; opening it fails later
+        return f"{_shown(str(path))} is not a usable file path: a file name cannot hold NUL"
+    try:
+        if path.is_dir():
+            return f"{path} is a directory, not a database file"
+        if not path.exists() and not path.absolute().parent.is_dir():
+            return f"the directory of the database file {path} does not exist"
+    except (OSError, ValueError) as exc:  # a name too long for the OS, a NUL in it...
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return f"{_shown(str(path))} is not a usable file path: {reason}"
     return None
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"
 
 
 def _engine(settings: ConnectionSettings) -> sa.Engine:
@@ -118,7 +129,7 @@ def validate_sink(props: dict[str, str], config_values: Iterable[ConfigValue]) -
         url.add_error_message(problem)
         return
     if settings.dialect == "sqlite" and not Path(settings.url.database or "").exists():
-        return  # created by the sink
+        return  # created by the sink (_sqlite_problem found the path usable)
     import sqlalchemy as sa
 
     engine = _engine(settings)

@@ -26,20 +26,27 @@ and breaking overwrites the file with garbage.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import decimal
 import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
 
-from cdk import Connector
-from harness import Delivery, SourceDriver
+from cdk import Connector, Schema
+from harness import Delivery, Limit, SourceDriver
+from reference_connectors.sql._certify_rows import (
+    COLUMNS,
+    ddl,
+    row_values,
+    server_value,
+    source_limits,
+    source_schema,
+    sqlite_value,
+)
 from reference_connectors.sql._proxy import TcpProxy
 from reference_connectors.sql._source import SqlSourceConnector
 
@@ -68,7 +75,6 @@ _DRIVERNAMES = {"postgresql": "postgresql+psycopg", "mariadb": "mysql+pymysql"}
 _TIMEOUT_S = 30.0
 #: The hosts a MariaDB user of a driver may connect from (TCP through the proxy, or a name).
 _MARIADB_HOSTS = ("%", "localhost")
-_BASE_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def _dialect(explicit: str | None) -> str:
@@ -272,22 +278,13 @@ def _port(dialect: str) -> int:
     return 5432 if dialect == "postgresql" else 3306
 
 
-_DDL = {
-    "sqlite": "id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, amount DECIMAL_TEXT(2), "
-    "created TIMESTAMP, active BOOLEAN",
-    "postgresql": "id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT NULL, "
-    "amount NUMERIC(12,2), created TIMESTAMP(3), active BOOLEAN",
-    "mariadb": "id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT NULL, "
-    "amount DECIMAL(12,2), created DATETIME(3), active BOOLEAN",
-}
-
-
 class SqlSourceDriver(SourceDriver):
     """Input streams are tables ``t0`` .. ``t3`` of one database (dialect: ``CDK_SQL_DIALECT``).
 
     Every table has ``id`` (the incrementing column), ``name``, ``amount`` (a decimal),
-    ``created`` (a timestamp) and ``active`` (a boolean); :meth:`evolve_schema` adds optional
-    text columns. The source runs in ``incrementing`` mode.
+    ``created`` (a timestamp), ``active`` (a boolean) and a column of each other type the
+    source maps (:mod:`._certify_rows`); :meth:`evolve_schema` adds optional text columns. The
+    source runs in ``incrementing`` mode.
     """
 
     connector: ClassVar[type[Connector] | str] = SqlSourceConnector
@@ -333,19 +330,37 @@ class SqlSourceDriver(SourceDriver):
         db = self.database
         return [
             (
-                f"CREATE TABLE IF NOT EXISTS {db.quote(self.table(stream))} ({_DDL[db.dialect]})",
+                f"CREATE TABLE IF NOT EXISTS {db.quote(self.table(stream))} ({ddl(db.dialect)})",
                 None,
             )
         ]
 
     def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
+        added = self._added.get(stream, [])
+        rows = [{**row_values(i), **{name: f"{name}-{i}" for name in added}} for i in ids]
+        self._insert(rows, stream)
+
+    def value_schema(self) -> Schema:
+        return source_schema(self.database.dialect)
+
+    @property
+    def value_limits(self) -> list[Limit]:
+        """What the tables of the dialect cannot hold (SCH-09), found by running the check."""
+        return source_limits(self.database.dialect)
+
+    def write_values(self, values: Sequence[Any], *, stream: int = 0) -> list[Hashable]:
+        rows = [{f: value.get(f) for f in COLUMNS} for value in values]
+        self._insert(rows, stream)
+        return [row["id"] for row in rows]
+
+    def _insert(self, values: Sequence[dict[str, Any]], stream: int) -> None:
         db = self.database
         added = self._added.get(stream, [])
-        columns = ["id", "name", "amount", "created", "active", *added]
-        values = [self._values(i, added) for i in ids]
+        columns = [*COLUMNS, *added]
+        values = [{**dict.fromkeys(added), **v} for v in values]
         if db.dialect == "sqlite":
             marks = ", ".join("?" for _ in columns)
-            rows: Any = [tuple(_sqlite_value(v[c]) for c in columns) for v in values]
+            rows: Any = [tuple(sqlite_value(v[c]) for c in columns) for v in values]
         else:
             marks = ", ".join(f":{c}" for c in columns)
             rows = None
@@ -357,21 +372,9 @@ class SqlSourceDriver(SourceDriver):
         if rows is not None:
             statements.append((sql, rows))
         else:
-            statements.extend((sql, {c: _server_value(v[c]) for c in columns}) for v in values)
+            statements.extend((sql, {c: server_value(v[c]) for c in columns}) for v in values)
         db.run(statements)
         self._written.update((v["id"], v) for v in values)
-
-    @staticmethod
-    def _values(i: int, added: Sequence[str]) -> dict[str, Any]:
-        """Record ``i``'s columns as Connect values (what the source must emit)."""
-        return {
-            "id": i,
-            "name": f"name-{i}",
-            "amount": None if i % 5 == 0 else decimal.Decimal(i * 7 + 1).scaleb(-2),
-            "created": _BASE_TIME + dt.timedelta(seconds=i * 61, milliseconds=i % 1000),
-            "active": i % 2 == 0,
-            **{name: f"{name}-{i}" for name in added},
-        }
 
     def expected_value(self, record_id: int) -> Any:
         return self._written[record_id]
@@ -394,22 +397,6 @@ class SqlSourceDriver(SourceDriver):
 
     def outage(self) -> contextlib.AbstractContextManager[None]:
         return self.database.outage()
-
-
-def _sqlite_value(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds")
-    if isinstance(value, bool):
-        return int(value)
-    return value
-
-
-def _server_value(value: Any) -> Any:
-    if isinstance(value, dt.datetime):  # stored naive, in UTC (db.timezone)
-        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return value
 
 
 class SqliteSourceDriver(SqlSourceDriver):

@@ -43,6 +43,14 @@ def _server_answers(dialect: str, tmp_path: Path) -> None:
     databases.close()
 
 
+#: A limit each dialect's drivers declare (SCH-09), as the report lists it.
+_LIMIT = {
+    "sqlite": "no -0.0 (SQLite",
+    "postgresql": "no NUL (PostgreSQL",
+    "mariadb": "no -0.0 (MariaDB",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 @pytest.mark.parametrize(
@@ -83,6 +91,13 @@ def test_certify_passes_the_sql_connectors_on_each_dialect(dialect: str, tmp_pat
     sink_ids = {c["id"] for c in summary["checks"] if c["subject"] == "SqlSinkDriver"}
     for check_id in ("OFF-07", "SCH-06", "SCH-07", "SCH-08", "ERR-01", "ERR-02", "RBL-01"):
         assert check_id in sink_ids, f"{check_id} did not run on the sink: {sorted(sink_ids)}"
+    # hostile values came back exactly on both, within the limits the drivers declare
+    hostile = [c for c in summary["checks"] if c["id"] == "SCH-09"]
+    assert {c["outcome"] for c in hostile} == {"passed"}, hostile
+    assert len(hostile) == 2, hostile
+    for c in hostile:
+        limits = " ".join(c["evidence"]["declared limits"])
+        assert _LIMIT[dialect] in limits, c
     ids = {c["id"] for c in summary["checks"]}
     for check_id in ("ERR-01", "ERR-02", "SCH-05", "RBL-03", "OFF-01"):
         assert check_id in ids, f"{check_id} did not run: {sorted(ids)}"

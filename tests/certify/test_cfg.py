@@ -54,6 +54,12 @@ BROKEN = [
     ("CFG-02", broken.SilentValidateDriver, ["reports none on topic"]),
     ("CFG-03", broken.InvalidExampleDriver, ["batch.size", "at least 1"]),
     ("CFG-04", broken.FragileValidateDriver, ["ValueError", "batch.size"]),
+    # as SqlSinkConnector.validate() did with a 300-character connection.url
+    (
+        "CFG-04",
+        broken.PathProbingDriver,
+        ["file = 'xxxxxxxx", "(300 characters) OSError: [Errno 36] File name too long"],
+    ),
     ("CFG-05", broken.RawErrorStartDriver, ["KeyError", "ValueError"]),
     ("CFG-06", broken.TooManyTasksDriver, ["task_configs(1) returned 2 configs"]),
     ("CFG-07", broken.BadNameDriver, ["'FileStreamSourceThing'", "SourceConnector"]),

@@ -238,6 +238,26 @@ def test_certify_passes_a_correct_connector(tmp_path: Path, kafka_bootstrap: str
     assert len(list(ET.parse(report / "junit.xml").getroot().iter("testcase"))) == 4
 
 
+def test_the_seed_is_given_shown_and_recorded(tmp_path: Path, kafka_bootstrap: str) -> None:
+    root = project(tmp_path, GOOD_PYPROJECT)
+    report = tmp_path / "report"
+    args = ("--kafka", kafka_bootstrap, "--only", "SCH-09", "--report-dir", report)
+    answer = cdk(root, *args, "--seed", "7")
+    assert answer.returncode == 3, answer.stdout + answer.stderr  # --only: INCOMPLETE
+    assert answer.stdout.splitlines()[1].endswith(", seed 7 (only SCH-09)")
+    data = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert data["seed"] == 7
+    assert data["environment"]["seed"] == "7"
+    for check in data["checks"]:
+        assert (check["id"], check["outcome"]) == ("SCH-09", "passed"), check
+        assert check["evidence"]["values drawn with seed"] == 7
+        (limit,) = check["evidence"]["declared limits"]
+        assert limit.startswith("every field: no newline (\\n)")
+        assert "within the driver's declared limits" in check["message"]
+    refused = cdk(root, "--seed", "-1", "--list")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+
+
 def test_certify_fails_a_leaky_connector_without_leaking(
     tmp_path: Path, kafka_bootstrap: str
 ) -> None:

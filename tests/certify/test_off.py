@@ -65,6 +65,7 @@ BROKEN: list[tuple[type[ConnectorDriver], dict[str, list[str]]]] = [
     (broken.ReadAheadDriver, {"OFF-03": ["(the offset of record 1,", "9 missing"]}),
     (broken.RestartingDriver, {"OFF-04": ["emitted 20 records"]}),
     (broken.RejectingDriver, {"OFF-04": ["raised ConnectException", "past the end"]}),
+    (broken.RestartingCursorDriver, {"OFF-04": ['-> {"cursor": "', "emitted 20 records"]}),
     (broken.SideFileDriver, {"OFF-08": ["40 of the 40 records were not emitted again"]}),
     (
         broken.EagerCommitDriver,
@@ -95,6 +96,23 @@ def test_broken_connector_fails(
         (result,) = [r for r in run.results if r.id == check_id]
         for fragment in fragments:
             assert fragment in result.message, _support.describe(run)
+
+
+def test_a_future_offset_with_no_number_comes_from_the_driver(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    # Offsets such as Redis stream ids, cursors and GTIDs have no number the harness can push
+    # ahead: OFF-04 takes an offset beyond the data from the driver, and is not verified (not
+    # skipped: it applies) when the driver has none.
+    project = _support.project_for(tmp_path, broken.CursorDriver, broken.CursorFutureDriver)
+    run = _support.run_checks(project, ["OFF-04"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "OFF-04", Outcome.NOT_VERIFIED, subject="CursorDriver")
+    _support.assert_outcome(run, "OFF-04", Outcome.PASSED, subject="CursorFutureDriver")
+    without, given = run.results
+    assert "no future_offset()" in without.message
+    assert '{"cursor": "0000000000bf"}' in without.message
+    assert given.evidence["future offsets from"] == "the driver's future_offset()"
+    assert run.exit_code == 3
 
 
 def test_every_check_has_a_broken_connector() -> None:

@@ -93,12 +93,14 @@ def test_one_item_per_planned_check(pytester: pytest.Pytester, kafka_bootstrap: 
         "--cdk-project=proj",
         f"--cdk-kafka={kafka_bootstrap}",
         "--cdk-only=CFG-01,cfg-07",
+        "--cdk-seed=31337",
         "-v",
     )
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(
         [
-            "cdk certify: fs-connectors 2.0.0, 4 checks planned, kafka *",
+            "cdk certify: fs-connectors 2.0.0, 4 checks planned, kafka *, seed 31337 "
+            "(--cdk-seed 31337 draws the same values again)",
             "*collected 4 items*",
             "proj/pyproject.toml::CFG-01[[]FileStreamSourceDriver[]] PASSED*",
             "proj/pyproject.toml::CFG-07[[]FileStreamSourceDriver[]] PASSED*",

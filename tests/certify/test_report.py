@@ -579,7 +579,7 @@ def test_progress_in_a_log(tmp_path: Path) -> None:
     assert "running" not in text
     lines = text.splitlines()
     assert lines[0] == "cdk certify: demo 0.0.1 (FileStreamSourceDriver)"
-    assert lines[1] == "5 checks planned on Kafka embedded"
+    assert lines[1] == "5 checks planned on Kafka embedded, seed 0"
     assert "[1/5] PASS  CFG-01  does the thing [FileStreamSourceDriver]  (0.25 s)" in lines
     failed = lines.index(
         "[2/5] FAIL  CFG-06  task configs are bounded [FileStreamSourceDriver]  (1.50 s)"

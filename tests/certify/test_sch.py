@@ -14,6 +14,7 @@ from harness import ConnectorDriver
 from harness.certify import Outcome
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
 from tests.certify import _support
+from tests.certify.broken import fidelity
 from tests.certify.broken import sch as broken
 
 #: Checks the correct connectors do not pass, with the outcome and what the reason says: not
@@ -24,8 +25,8 @@ EXPECTED_SKIPS = {
     ("SCH-07", "FileStreamSinkDriver"): (Outcome.SKIPPED, "not a STRUCT"),
     ("SCH-08", "FileStreamSinkDriver"): (Outcome.SKIPPED, "accepts_any_schema"),
 }
-SOURCE_IDS = ["SCH-01", "SCH-02", "SCH-03", "SCH-04", "SCH-05"]
-SINK_IDS = ["SCH-02", "SCH-03", "SCH-04", "SCH-06", "SCH-07", "SCH-08"]
+SOURCE_IDS = ["SCH-01", "SCH-02", "SCH-03", "SCH-04", "SCH-05", "SCH-09"]
+SINK_IDS = ["SCH-02", "SCH-03", "SCH-04", "SCH-06", "SCH-07", "SCH-08", "SCH-09"]
 
 
 def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
@@ -77,6 +78,47 @@ BROKEN = [
         ["SCH-02"],
         broken.WrongValueSourceDriver,
         ["what the driver wrote (expected_value())", "value.name: wrote 'name-", "emitted 'name-"],
+    ),
+    # hostile values: each of these passed every check while the values sent were benign
+    (
+        ["SCH-09"],
+        fidelity.TruncatingSinkDriver,
+        ["name: sent '", "stored '", "cut to 24 of"],
+    ),
+    (
+        ["SCH-09"],
+        fidelity.AsciiSinkDriver,
+        ["name: sent '\\xa0no-break\\xa0spaces\\xa0', stored '?no-break?spaces?'", "by '?'"],
+    ),
+    (
+        ["SCH-09"],
+        fidelity.TrimmingSinkDriver,
+        ["name: sent ' ', stored '' (whitespace trimmed)"],
+    ),
+    (
+        ["SCH-09"],
+        fidelity.FloatInt64SinkDriver,
+        ["count: sent 9007199254740993, stored 9007199254740992", "rounded through a 64-bit"],
+    ),
+    (
+        ["SCH-09"],
+        fidelity.TzShiftingSinkDriver,
+        ["created: sent datetime 1970-01-01T00:00:00+00:00, stored datetime 1970-01-01T02:00"],
+    ),
+    (
+        ["SCH-09"],
+        fidelity.NewlineSplittingSinkDriver,
+        ["value: sent 'record-", "line\\nbreak', stored 'record-", ";line' (cut to"],
+    ),
+    (
+        ["SCH-09"],
+        fidelity.CStringSourceDriver,
+        ["name: wrote 'nul\\x00inside', emitted 'nul'", "name: wrote '\\x00', emitted ''"],
+    ),
+    (
+        ["SCH-09"],
+        fidelity.NulRefusingSinkDriver,
+        ["the task failed with", "NUL", "the value it fails on", "name = '\\x00'"],
     ),
 ]
 

@@ -10,8 +10,10 @@ report never shows.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
+import random
 import traceback
 import uuid
 from collections.abc import Iterator, Mapping
@@ -31,11 +33,14 @@ from cdk.config import Config, ConfigDef, ConfigKey, Type
 from cdk.errors import ConnectException
 from harness.certify._checks import CheckFailed, CheckNotVerified, CheckSkipped, check
 from harness.certify._context import CheckContext
+from harness.certify.suites._hypothesis import hypothesis_home
 
 __all__: list[str] = []
 
-#: How many fuzzed configs CFG-04 gives ``validate`` (derandomized: the same ones every run).
+#: How many fuzzed configs CFG-04 gives ``validate`` (drawn with the run's seed).
 FUZZ_EXAMPLES = 50
+#: How many more hostile values each text key gets alone (besides the core ones), by seed.
+SWEEP_SAMPLE = 2
 #: The ``max_tasks`` values CFG-06 asks ``task_configs`` for.
 MAX_TASKS = range(1, 9)
 #: The most invalid configs CFG-05 starts the connector with.
@@ -207,14 +212,21 @@ def example_validates(ctx: CheckContext) -> None:
 def validate_fuzzed(ctx: CheckContext) -> None:
     """validate() returns a result, never raises, for configs generated from the ConfigDef.
 
-    The configs come from :func:`harness.strategies.configs_for`: every key missing, valid for
-    its type, or invalid (not of its type, empty, blank, very long, with control characters),
-    starting from nothing or from the example config. The examples are derandomized, so every
-    run tries the same ones; the report shows the smallest config that makes ``validate``
-    raise.
+    First the example config with one text key at a time (a STRING, PASSWORD, LIST or CLASS
+    that takes any text) set to a hostile value: each of
+    :data:`~harness.strategies.HOSTILE_CONFIG_CORE` (empty, 300 characters, which a file name
+    or URL cannot be, non-ASCII, NUL, an unresolvable ``${env:...}``, a 400-digit number) and a
+    few of the others. Then configs from :func:`harness.strategies.configs_for`: every key
+    missing, valid for its type, or invalid or hostile (not of its type; empty, blank, padded,
+    non-ASCII, with control characters or metacharacters; 300-character values, broken URLs,
+    paths, huge numbers, unresolvable config provider references), starting from nothing or
+    from the
+    example config. The samples and configs are drawn with the run's seed: ``cdk certify --seed
+    N`` draws the same ones again. The report names the key and value, or shows the smallest
+    config, that makes ``validate`` raise.
     """
     try:
-        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+        from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
         from hypothesis import strategies as st
 
         from harness.strategies import configs_for
@@ -227,10 +239,21 @@ def validate_fuzzed(ctx: CheckContext) -> None:
         example = _example_config(ctx, driver)
     failures: list[tuple[dict[str, str], str, str]] = []
     tried = 0
+    swept = _sweep(ctx, definition, example)
+    ctx.evidence("configs of one hostile value", swept.tried)
+    if swept.failure is not None:
+        config, what, trace, key = swept.failure
+        raise CheckFailed(
+            "validate() to return a Config for any config, reporting problems as errors",
+            f"with the example config and {key} = {_brief(config[key])} {what} "
+            f"({swept.failed} failing of {swept.tried} such configs; seed {ctx.seed})",
+            details=trace or None,
+        )
 
+    @seed(ctx.seed)
     @settings(
         max_examples=FUZZ_EXAMPLES,
-        derandomize=True,
+        derandomize=False,
         database=None,
         deadline=None,
         report_multiple_bugs=False,
@@ -258,7 +281,7 @@ def validate_fuzzed(ctx: CheckContext) -> None:
             raise _Raised
 
     try:
-        with _hypothesis_home(ctx.workdir / "hypothesis"):
+        with hypothesis_home(ctx.workdir / "hypothesis"):
             fuzz()
     except Exception:
         if not failures:
@@ -267,10 +290,11 @@ def validate_fuzzed(ctx: CheckContext) -> None:
         raise CheckFailed(
             "validate() to return a Config for any config, reporting problems as errors",
             f"with {_config_text(config, definition, limit=300)} {what} "
-            f"({len(failures)} failing of {tried} configs tried)",
+            f"({len(failures)} failing of {tried} configs tried; seed {ctx.seed})",
             details=trace or None,
         ) from None
     finally:
+        ctx.evidence("values drawn with seed", ctx.seed)
         ctx.evidence("configs tried", tried)
         ctx.evidence("failing configs", len(failures))
 
@@ -279,17 +303,51 @@ class _Raised(Exception):
     """validate() failed on a generated config (hypothesis shrinks it)."""
 
 
-@contextlib.contextmanager
-def _hypothesis_home(directory: Path) -> Iterator[None]:
-    """Keep hypothesis's files (constants, caches) in ``directory``, not in the project."""
-    from hypothesis import configuration
+@dataclasses.dataclass
+class _Sweep:
+    tried: int = 0
+    failed: int = 0
+    failure: tuple[dict[str, str], str, str, str] | None = None
 
-    previous = getattr(configuration, "__hypothesis_home_directory", None)
-    configuration.set_hypothesis_home_dir(directory)
-    try:
-        yield
-    finally:
-        configuration.set_hypothesis_home_dir(previous)
+
+def _sweep(ctx: CheckContext, definition: ConfigDef, example: Mapping[str, str]) -> _Sweep:
+    """The example config with each free-text key set to each of a sample of hostile values.
+
+    The sample is :data:`~harness.strategies.HOSTILE_CONFIG_CORE` and ``SWEEP_SAMPLE`` more,
+    drawn with the run's seed; the first failure (in key order) is kept.
+    """
+    from harness.strategies import HOSTILE_CONFIG_CORE, free_text, hostile_config_values
+
+    chooser = random.Random(ctx.seed)
+    out = _Sweep()
+    for key in definition.config_keys().values():
+        if not free_text(key):
+            continue  # the typed keys: the generated configs try their hostile values
+        values = hostile_config_values(key)
+        rest = values[len(HOSTILE_CONFIG_CORE) :]
+        sample = values[: len(HOSTILE_CONFIG_CORE)] + chooser.sample(
+            rest, min(SWEEP_SAMPLE, len(rest))
+        )
+        for value in sample:
+            config = {**example, key.name: value}
+            out.tried += 1
+            try:
+                result: Any = ctx.connector_class().validate(dict(config))
+            except Exception as exc:  # noqa: BLE001 - the check is about this exception
+                out.failed += 1
+                if out.failure is None:
+                    out.failure = (config, _describe(exc), _trace(exc), key.name)
+                continue
+            if not isinstance(result, Config):
+                out.failed += 1
+                if out.failure is None:
+                    what = f"it returned {type(result).__name__}, not a Config"
+                    out.failure = (config, what, "", key.name)
+    return out
+
+
+def _brief(value: str) -> str:
+    return repr(value) if len(value) <= 60 else f"{value[:40]!r}… ({len(value)} characters)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,7 +380,8 @@ def start_invalid(ctx: CheckContext) -> None:
         if not cases:
             raise CheckSkipped(
                 "the ConfigDef has no required key and no key a value can be invalid for "
-                "(every key is a STRING with a default and no validator)"
+                "(every key is a STRING with a default and no validator)",
+                because="no-invalid-config",
             )
         problems: list[str] = []
         traces: list[str] = []
@@ -539,7 +598,10 @@ def secrets_hidden(ctx: CheckContext) -> None:
     definition = _config_def(ctx)
     secret_keys = [k.name for k in definition.config_keys().values() if k.type is Type.PASSWORD]
     if not secret_keys:
-        raise CheckSkipped("the connector's ConfigDef has no PASSWORD key, so nothing to leak")
+        raise CheckSkipped(
+            "the connector's ConfigDef has no PASSWORD key, so nothing to leak",
+            because="no-password",
+        )
     leaks: list[str] = []
     with ctx.driver() as driver, _debug_logging():
         name = ctx.unique("cfg")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk.api import Connector
-from harness.certify._checks import CheckFailed, CheckSkipped, check
+from harness.certify._checks import CheckFailed, CheckNotVerified, check
 from harness.certify._context import CheckContext
 from harness.certify.suites.doc import _project_connectors
 
@@ -295,7 +295,10 @@ def _conditional(requirement: str) -> bool:
 def _wheel(ctx: CheckContext) -> Path:
     build = _build(ctx)
     if build.wheel is None:
-        raise CheckSkipped(f"the wheel does not build (see PKG-01): {build.error}")
+        raise CheckNotVerified(
+            f"the wheel does not build (PKG-01 fails with why), so it cannot be inspected: "
+            f"{build.error}"
+        )
     return build.wheel
 
 

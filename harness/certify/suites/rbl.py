@@ -21,7 +21,7 @@ from typing import Any
 
 from cdk.api import SinkConnector, SinkRecord, SinkTask, TopicPartition
 from cdk.runtime import EmbeddedWorker
-from harness.certify._checks import CheckFailed, CheckNotVerified, CheckSkipped, check
+from harness.certify._checks import CheckFailed, CheckNotVerified, check
 from harness.certify._context import CheckContext, WorkerHandle
 from harness.certify._rest import RestClient
 from harness.certify.suites import _spark
@@ -378,7 +378,10 @@ def _change_sink_tasks(ctx: CheckContext, before: int, after: int) -> None:
     """Run a sink with ``tasks.max=before`` on a 4-partition topic, change it to ``after``."""
     connector_class = ctx.connector_class
     if not issubclass(connector_class, SinkConnector):
-        raise CheckSkipped("not a sink connector")
+        raise CheckFailed(
+            "the sink driver's connector to be a SinkConnector",
+            f"{connector_class.__qualname__} is not a SinkConnector",
+        )
     _sink_tasks_scenario(ctx, connector_class, before, after)
 
 
@@ -543,7 +546,10 @@ def sink_rebalance(ctx: CheckContext) -> None:
     """
     connector_class = ctx.connector_class
     if not issubclass(connector_class, SinkConnector):
-        raise CheckSkipped("not a sink connector")
+        raise CheckFailed(
+            "the sink driver's connector to be a SinkConnector",
+            f"{connector_class.__qualname__} is not a SinkConnector",
+        )
     made = _instrument(connector_class)
     with ctx.driver() as d, _worker_with(ctx, made.connector) as w:
         log = made.log

@@ -9,6 +9,7 @@ leaky ones derive from it.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any, ClassVar
 
 from typing_extensions import override
@@ -90,6 +91,22 @@ class FragileValidateSourceConnector(FileStreamSourceConnector):
 
 class FragileValidateDriver(FileStreamSourceDriver):
     connector: ClassVar[type] = FragileValidateSourceConnector
+
+
+class PathProbingSourceConnector(FileStreamSourceConnector):
+    """validate() looks at ``file`` on disk, unguarded: a 300-character name raises OSError."""
+
+    @override
+    def validate(self, props: dict[str, str]) -> Config:
+        result = super().validate(props)
+        name = props.get("file")
+        if name and Path(name).is_dir():
+            log.warning("file %s is a directory", name)
+        return result
+
+
+class PathProbingDriver(FileStreamSourceDriver):
+    connector: ClassVar[type] = PathProbingSourceConnector
 
 
 # ------------------------------------------------------------------------------------- CFG-05

@@ -15,6 +15,10 @@ Sources:
   (OFF-03).
 - ``RestartingFileStreamSourceConnector`` starts the file over when the stored position is past
   its end; ``RejectingFileStreamSourceConnector`` fails then (OFF-04).
+- ``CursorFileStreamSourceConnector`` is correct, but its offset is a text cursor (as Redis
+  stream ids, timestamps as text, GTIDs): OFF-04 needs the driver's ``future_offset()``
+  (``CursorDriver`` has none: not verified; ``CursorFutureDriver`` gives one: passes);
+  ``RestartingCursorFileStreamSourceConnector`` starts over at a cursor past the end (OFF-04).
 - ``SideFileFileStreamSourceConnector`` keeps its position in a file of its own, which wins over
   the worker's offsets, so resetting those changes nothing (OFF-08).
 
@@ -35,7 +39,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -51,11 +55,16 @@ from cdk import (
     SourceTask,
     TopicPartition,
 )
+from cdk.config import AbstractConfig
 from reference_connectors.filestream import FileStreamSinkConnector, FileStreamSourceConnector
 from reference_connectors.filestream._sink import FileStreamSinkTask
 from reference_connectors.filestream._source import (
+    BATCH_SIZE_CONFIG,
+    CONFIG_DEF,
+    FILE_CONFIG,
     FILENAME_FIELD,
     POSITION_FIELD,
+    TOPIC_CONFIG,
     FileStreamSourceTask,
 )
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
@@ -209,6 +218,84 @@ class RestartingFileStreamSourceConnector(FileStreamSourceConnector):
 
 class RestartingDriver(FileStreamSourceDriver):
     connector: ClassVar[type] = RestartingFileStreamSourceConnector
+
+
+CURSOR_FIELD = "cursor"
+
+
+class _CursorTask(FileStreamSourceTask):
+    """Its offset is the position as 12 hex digits of text: no numeric field to push ahead."""
+
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        config = AbstractConfig(CONFIG_DEF, props)
+        self._filename = config.get_string(FILE_CONFIG)
+        self._topic = config.get_string(TOPIC_CONFIG)
+        self._batch_size = config.get_int(BATCH_SIZE_CONFIG)
+        stored = self.context.offset_storage_reader.offset({FILENAME_FIELD: self._filename})
+        if stored is not None:
+            self._position = int(str(stored[CURSOR_FIELD]), 16)
+
+    @override
+    def poll(self) -> list[SourceRecord] | None:
+        records = super().poll()
+        return [_with_cursor(r) for r in records] if records else records
+
+
+def _with_cursor(record: SourceRecord) -> SourceRecord:
+    position = int(record.source_offset[POSITION_FIELD])  # type: ignore[index]
+    return SourceRecord(
+        record.source_partition,
+        {CURSOR_FIELD: f"{position:012x}"},
+        record.topic,
+        record.kafka_partition,
+        value_schema=record.value_schema,
+        value=record.value,
+    )
+
+
+class CursorFileStreamSourceConnector(FileStreamSourceConnector):
+    """A correct source whose offset is a text cursor."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _CursorTask
+
+
+class CursorDriver(FileStreamSourceDriver):
+    """Knows no cursor beyond the data: OFF-04 is not verified."""
+
+    connector: ClassVar[type] = CursorFileStreamSourceConnector
+
+
+class CursorFutureDriver(CursorDriver):
+    """Gives the cursor of a position far beyond the end of the file."""
+
+    @override
+    def future_offset(
+        self, partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        return {CURSOR_FIELD: f"{int(str(offset[CURSOR_FIELD]), 16) + 10**9:012x}"}
+
+
+class _RestartingCursorTask(_CursorTask):
+    @override
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        if self._position > _file_size(self._filename):
+            self._position = 0  # an unknown cursor: start over
+
+
+class RestartingCursorFileStreamSourceConnector(FileStreamSourceConnector):
+    """Starts the file over when the cursor is past its end (re-emits everything)."""
+
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _RestartingCursorTask
+
+
+class RestartingCursorDriver(CursorFutureDriver):
+    connector: ClassVar[type] = RestartingCursorFileStreamSourceConnector
 
 
 class _RejectingTask(FileStreamSourceTask):

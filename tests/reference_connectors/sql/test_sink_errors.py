@@ -76,6 +76,22 @@ def test_keys_that_do_not_go_together_are_reported(tmp_path: Path) -> None:
     assert _errors(base) == {}  # a SQLite file the sink will create
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("x" * 300, "File name too long"),  # a bare name is a SQLite file
+        ("sqlite:///" + "d" * 300, "File name too long"),
+        ("sqlite:///a\x00b", "a file name cannot hold NUL"),
+    ],
+)
+def test_a_file_name_the_os_refuses_is_an_error_on_the_url(url: str, why: str) -> None:
+    # validate() raised OSError: [Errno 36] on these (found by CFG-04's hostile values)
+    errors = _errors({"connection.url": url, "topics": "t"})
+    (message,) = errors["connection.url"]
+    assert "is not a usable file path" in message
+    assert why in message
+
+
 def test_missing_tables_are_reported_at_validate_time(sql_database: TestDatabase) -> None:
     sql_database.execute(f"CREATE TABLE {sql_database.quote('present')} (id INTEGER)")
     props = {**sink_config(sql_database), "auto.create": "false", "topics": "present,absent"}

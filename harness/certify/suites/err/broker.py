@@ -24,8 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Hashable
 
-from harness.certify import _checks
-from harness.certify._checks import CheckFailed, check
+from harness.certify._checks import CheckFailed, CheckNotVerified, check
 from harness.certify._context import CheckContext, WorkerHandle
 from harness.certify.suites._flows import (
     Flow,
@@ -99,9 +98,7 @@ def sink_broker_stall(ctx: CheckContext) -> None:
 def _stall_check(ctx: CheckContext) -> None:
     broker = ctx.broker
     if broker is None:
-        # the outcome for "the environment lacks something" (SKIPPED before it existed)
-        not_verified = getattr(_checks, "CheckNotVerified", _checks.CheckSkipped)
-        raise not_verified(
+        raise CheckNotVerified(
             f"the broker of this run ({ctx.kafka_kind}) cannot be stalled; only a broker the run "
             "started can (cdk certify --kafka embedded, or testcontainers)"
         )

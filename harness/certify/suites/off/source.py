@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from harness._driver import Delivery
-from harness.certify._checks import CheckFailed, CheckSkipped, check
+from harness._driver import Delivery, SourceDriver
+from harness.certify._checks import CheckFailed, CheckNotVerified, check
 from harness.certify._context import CheckContext
 from harness.certify._probe import offset_key
 from harness.certify.suites.off._common import _BATCH, _RESUME_SAMPLES, _ids, _show
@@ -233,6 +234,7 @@ def source_resume_points(ctx: CheckContext) -> None:
     "OFF-04",
     "Source given a future offset emits nothing and raises nothing",
     kinds=("source",),
+    capabilities=("future_offset() (offsets with no numeric field)",),
     fix=(
         "When the stored offset is beyond the data, return ``None`` (or an empty list) from "
         "``poll()`` until new data arrives; do not raise or start over from the beginning."
@@ -241,10 +243,13 @@ def source_resume_points(ctx: CheckContext) -> None:
 def source_future_offset(ctx: CheckContext) -> None:
     """A source task started from an offset beyond its data emits nothing and raises nothing.
 
-    Records are written and read in-process; the last offset of each source partition is then
-    pushed far ahead (every numeric field plus 10^9) and a new task starts from it, as after an
-    offset reset with PATCH /connectors/{c}/offsets or a source that was truncated. It must emit
-    no record and raise no error. Skipped when the offsets have no numeric field.
+    Records are written and read in-process; then a new task starts from an offset beyond the
+    last one of each source partition, as after an offset reset with PATCH
+    /connectors/{c}/offsets or a source that was truncated. It must emit no record and raise
+    no error. The offset ahead comes from the driver (``future_offset()``: a Redis stream id
+    ahead of the clock, a cursor past the end), else the harness pushes every numeric field of
+    the last offset far ahead (plus 10^9). Not verified when the offsets have no numeric field
+    and the driver has no ``future_offset()``.
     """
     with ctx.driver() as d:
         written = _write(ctx, d, 20)
@@ -261,12 +266,12 @@ def source_future_offset(ctx: CheckContext) -> None:
             if record.source_partition is not None and record.source_offset is not None:
                 partition = dict(record.source_partition)
                 last[offset_key(partition)] = (partition, dict(record.source_offset))
-        future = {key: _pushed(offset) for key, (_, offset) in last.items()}
-        if not last or not any(_numeric_fields(offset) for _, offset in last.values()):
-            raise CheckSkipped(
-                "the source offsets have no numeric field to push ahead "
-                f"(last offsets: {_show([o for _, o in last.values()])})"
+        if not last:
+            raise CheckFailed(
+                "the records to carry a source partition and offset (what a worker commits)",
+                f"none of the {len(records)} records emitted has both",
             )
+        future = _future_offsets(ctx, d, last)
         where = "started with offsets " + ", ".join(
             f"{_show(partition)} -> {_show(future[key])}" for key, (partition, _) in last.items()
         )
@@ -288,3 +293,43 @@ def source_future_offset(ctx: CheckContext) -> None:
                 f"the task {where} emitted {len(resumed)} records (ids {_ids(ids)}) of the "
                 f"{len(written)} written before that offset",
             )
+
+
+def _future_offsets(
+    ctx: CheckContext,
+    d: SourceDriver,
+    last: Mapping[str, tuple[dict[str, Any], dict[str, Any]]],
+) -> dict[str, dict[str, Any]]:
+    """An offset beyond the data for each partition: the driver's, else numeric fields pushed."""
+    if _implements(d, "future_offset"):
+        future: dict[str, dict[str, Any]] = {}
+        for key, (partition, offset) in last.items():
+            try:
+                found = d.future_offset(dict(partition), dict(offset))
+            except Exception as exc:  # noqa: BLE001 - a broken driver is named as such
+                raise CheckFailed(
+                    "the driver's future_offset() to return an offset beyond the data",
+                    f"future_offset({_show(partition)}, {_show(offset)}) raised "
+                    f"{type(exc).__name__}: {exc}",
+                ) from None
+            if not isinstance(found, Mapping) or not found:
+                raise CheckFailed(
+                    "the driver's future_offset() to return an offset (a mapping)",
+                    f"it returned {found!r:.200} for {_show(partition)}",
+                )
+            future[key] = dict(found)
+        ctx.evidence("future offsets from", "the driver's future_offset()")
+        return future
+    if not any(_numeric_fields(offset) for _, offset in last.values()):
+        raise CheckNotVerified(
+            "the source offsets have no numeric field the harness can push ahead (last "
+            f"offsets: {_show([o for _, o in last.values()])}), and the driver "
+            f"{type(d).__name__} has no future_offset() to give one beyond the data: "
+            "implement it (see the driver contract), or waive the check with the reason"
+        )
+    ctx.evidence("future offsets from", "every numeric field of the last offset plus 10^9")
+    return {key: _pushed(offset) for key, (_, offset) in last.items()}
+
+
+def _implements(d: SourceDriver, capability: str) -> bool:
+    return getattr(type(d), capability) is not getattr(SourceDriver, capability)

@@ -24,7 +24,8 @@ def _struct_schema(d: SinkDriver, verb: str) -> Schema:
     if not _is_struct(schema) and d.accepts_any_schema:
         raise CheckSkipped(
             f"not applicable: the driver {type(d).__name__} declares accepts_any_schema and its "
-            f"value schema is {_describe(schema)}, not a STRUCT: there is no field to {verb}"
+            f"value schema is {_describe(schema)}, not a STRUCT: there is no field to {verb}",
+            because="accepts-any-schema",
         )
     if not _is_struct(schema):
         raise CheckNotVerified(

@@ -70,7 +70,8 @@ def _source_round_trip(
     ctx.evidence("records that changed", len(problems))
     if not compared:
         raise CheckSkipped(
-            f"the source emits schemaless records only: the {converter_name} needs schemas"
+            f"the source emits schemaless records only: the {converter_name} needs schemas",
+            because="schemaless-source",
         )
     _fail_on(
         problems,

@@ -115,7 +115,9 @@ def _canon_primitive(kind: SchemaType, value: Any) -> _Atom:
         if not _is_number(value):
             return _other(value)
         number = _float32(value) if kind is SchemaType.FLOAT32 else float(value)
-        return _Atom(("float", "nan" if math.isnan(number) else number), repr(value))
+        # -0.0 == 0.0 in Python: the sign of a zero is compared on its own
+        sign = math.copysign(1.0, number) if number == 0.0 else 1.0
+        return _Atom(("float", "nan" if math.isnan(number) else number, sign), repr(value))
     expected: type = {SchemaType.BOOLEAN: bool, SchemaType.STRING: str}.get(kind, int)
     if type(value) is not expected and not (expected is int and _is_int(value)):
         return _other(value)

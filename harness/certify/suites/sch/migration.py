@@ -118,17 +118,18 @@ def sink_accepts_newer_schema(ctx: CheckContext) -> None:
     ctx.require("read_values")
     with ctx.driver() as d:
         base = _struct_schema(d, "add")
-        if base.field(_ADDED_FIELD) is not None:
-            raise CheckSkipped(f"the value schema already has a field {_ADDED_FIELD!r}")
+        added = _ADDED_FIELD
+        while base.field(added) is not None:  # a schema that has one already
+            added += "_"
         fields = [(f.name, f.schema) for f in base.fields]
-        newer = _rebuild(base, [*fields, (_ADDED_FIELD, Schema.OPTIONAL_STRING_SCHEMA)], bump=1)
+        newer = _rebuild(base, [*fields, (added, Schema.OPTIONAL_STRING_SCHEMA)], bump=1)
         _sink_migration(
             ctx,
             d,
             base,
             newer,
-            f"one with the added optional field {_ADDED_FIELD!r}",
-            may_ignore={_ADDED_FIELD: "allowed: a sink may ignore a field it does not know"},
+            f"one with the added optional field {added!r}",
+            may_ignore={added: "allowed: a sink may ignore a field it does not know"},
         )
 
 
@@ -190,7 +191,8 @@ def sink_rejects_incompatible_schema(ctx: CheckContext) -> None:
         if d.accepts_any_schema:
             raise CheckSkipped(
                 f"the driver {type(d).__name__} declares accepts_any_schema: the sink stores "
-                "values without a schema of its own, so no schema is incompatible with it"
+                "values without a schema of its own, so no schema is incompatible with it",
+                because="accepts-any-schema",
             )
         base = _struct_schema(d, "change")
         change = _incompatible(base)

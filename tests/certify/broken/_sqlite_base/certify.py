@@ -29,8 +29,8 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from cdk import Connector
-from harness import Delivery, SinkDriver, SourceDriver
+from cdk import Connector, Decimal, Schema, SchemaBuilder, Timestamp
+from harness import Delivery, Limit, SinkDriver, SourceDriver
 from tests.certify.broken._sqlite_base._config import quote
 from tests.certify.broken._sqlite_base._sink import SqliteSinkConnector
 from tests.certify.broken._sqlite_base._source import SqliteSourceConnector
@@ -180,19 +180,42 @@ class SqliteSourceDriver(SourceDriver):
 
     def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
         added = self._added.get(stream, [])
+        self._insert([self._values(i, added) for i in ids], stream)
+
+    def value_schema(self) -> Schema:
+        return (
+            SchemaBuilder.struct()
+            .field("id", Schema.INT64_SCHEMA)
+            .field("name", Schema.STRING_SCHEMA)
+            .field("amount", Decimal.builder(2).optional().build())
+            .field("created", Timestamp.builder().optional().build())
+            .field("active", Schema.OPTIONAL_BOOLEAN_SCHEMA)
+            .build()
+        )
+
+    def write_values(self, values: Sequence[Any], *, stream: int = 0) -> list[Hashable]:
+        added = self._added.get(stream, [])
+        rows = [
+            {**{f.name: value.get(f.name) for f in value.schema.fields}, **dict.fromkeys(added)}
+            for value in values
+        ]
+        self._insert(rows, stream)
+        return [row["id"] for row in rows]
+
+    def _insert(self, values: Sequence[dict[str, Any]], stream: int) -> None:
+        added = self._added.get(stream, [])
         columns = ["id", "name", "amount", "created", "active", *added]
         sql = (
             f"INSERT INTO {quote(self.table(stream))} ({', '.join(map(quote, columns))}) "
             f"VALUES ({', '.join('?' for _ in columns)})"
         )
-        values = [self._values(i, added) for i in ids]
         rows = [
             (
                 v["id"],
                 v["name"],
                 None if v["amount"] is None else str(v["amount"]),
-                format_timestamp(v["created"]),
-                int(v["active"]),
+                None if v["created"] is None else format_timestamp(v["created"]),
+                None if v["active"] is None else int(v["active"]),
                 *(v[name] for name in added),
             )
             for v in values
@@ -244,6 +267,11 @@ class SqliteSinkDriver(SinkDriver):
 
     connector: ClassVar[type[Connector] | str] = SqliteSinkConnector
     delivery: ClassVar[Delivery] = Delivery.EXACTLY_ONCE
+    value_limits: Sequence[Limit] = (
+        Limit.no_negative_zero(
+            "*", "SQLite keeps a REAL value with no fraction as an integer: -0.0 reads back as 0"
+        ),
+    )
 
     def __init__(self, workdir: Path) -> None:
         super().__init__(workdir)

@@ -21,19 +21,15 @@ import json
 import shutil
 {% if cookiecutter.kind == 'sink' -%}
 from collections.abc import Hashable, Iterator, Mapping
-from pathlib import Path
-from typing import Any, ClassVar
 {%- elif cookiecutter.kind == 'both' -%}
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any, ClassVar
 {%- else -%}
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+{%- endif %}
 from pathlib import Path
 from typing import Any, ClassVar
-{%- endif %}
 
-from cdk import Connector
+from cdk import Connector{% if cookiecutter.kind != 'sink' %}, Schema, SchemaBuilder{% endif %}
 from harness import Delivery, {% if cookiecutter.kind != 'source' %}SinkDriver{% endif %}{% if cookiecutter.kind == 'both' %}, {% endif %}{% if cookiecutter.kind != 'sink' %}SourceDriver{% endif %}
 
 {% if cookiecutter.kind != 'source' -%}
@@ -128,8 +124,29 @@ class {{ cookiecutter.__class_prefix }}SourceDriver(SourceDriver):
             }
             for i in ids
         ]
+        self._append(values, stream)
+
+    def value_schema(self) -> Schema:
+        # What the connector infers from the lines write_values() writes: JSON numbers with a
+        # fraction are FLOAT64, integers INT64; every field is optional (a line may lack it).
+        return (
+            SchemaBuilder.struct()
+            .field("id", Schema.OPTIONAL_INT64_SCHEMA)
+            .field("name", Schema.OPTIONAL_STRING_SCHEMA)
+            .field("amount", Schema.OPTIONAL_FLOAT64_SCHEMA)
+            .field("active", Schema.OPTIONAL_BOOLEAN_SCHEMA)
+            .build()
+        )
+
+    def write_values(self, values: Sequence[Any], *, stream: int = 0) -> list[Hashable]:
+        # SCH-09's values of value_schema(), each written as it is; "id" is the harness's id.
+        rows = [{f.name: value.get(f.name) for f in value.schema.fields} for value in values]
+        self._append(rows, stream)
+        return [row["id"] for row in rows]
+
+    def _append(self, values: Sequence[dict[str, Any]], stream: int) -> None:
         path = self.directory.current / f"stream-{stream}.jsonl"
-        with path.open("a", encoding="utf-8") as out:
+        with path.open("a", encoding="utf-8", newline="") as out:
             out.write("".join(json.dumps(value) + "\n" for value in values))
         self._written.update((value["id"], value) for value in values)
 
@@ -184,11 +201,12 @@ class {{ cookiecutter.__class_prefix }}SinkDriver(SinkDriver):
             if not schema_path.exists():
                 continue
             schema = schema_from_json(json.loads(schema_path.read_text("utf-8")))
-            text = data.read_text("utf-8")
-            for line in text.splitlines(keepends=True):
-                if line.endswith("\n"):  # a complete line
-                    struct = from_json(schema, json.loads(line))
-                    yield {f.name: struct.get(f.name) for f in schema.fields}
+            # The bytes as they are: only \n ends a line (the sink writes U+2028 and the like
+            # unescaped), and the last line may still be half written.
+            text = data.read_bytes().decode("utf-8")
+            for line in text.split("\n")[:-1]:
+                struct = from_json(schema, json.loads(line))
+                yield {f.name: struct.get(f.name) for f in schema.fields}
 
     def read_back(self) -> list[Hashable]:
         return [row["id"] for row in self._rows()]
