@@ -27,6 +27,19 @@ settings.register_profile("dev", deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+#: The seed of every certification run of the kit's own tests (CI sees the same values each
+#: time); a test that wants another passes --seed.
+CERTIFY_SEED = "20261128"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fixed_certify_seed() -> Iterator[None]:
+    """``CDK_CERTIFY_SEED`` for the session (and the ``cdk certify`` subprocesses it starts)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CDK_CERTIFY_SEED", CERTIFY_SEED)
+        yield
+
+
 #: The pytest-xdist group of the tests that need something only one test at a time may use.
 EXCLUSIVE_GROUP = "exclusive"
 

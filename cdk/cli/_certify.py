@@ -319,7 +319,8 @@ class _CertifyCommand(click.Command):
     metavar="N",
     help="The seed of the values the checks generate (SCH-09's hostile values): the same seed "
     "draws the same values, so a failure found with it can be run again. The report and "
-    "summary.json name the seed of every run [default: a fresh one].",
+    "summary.json name the seed of every run [default: CDK_CERTIFY_SEED when set, else a "
+    "fresh one].",
 )
 @click.option(
     "--log-level",

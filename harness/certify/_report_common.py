@@ -74,7 +74,8 @@ def verdict_reason(run: CertificationRun) -> str:
         if not run.results:
             return "No check ran."
         parts = []
-        unverified = sorted({f"{r.id} [{r.subject}]" for r in run.unverified})
+        left_out = run.left_out
+        unverified = sorted({f"{r.id} [{r.subject}]" for r in run.unverified if r not in left_out})
         if unverified:
             parts.append(
                 f"{len(unverified)} required check(s) not verified (a capability or the "
@@ -83,12 +84,10 @@ def verdict_reason(run: CertificationRun) -> str:
         if run.only:
             parts.append(f"only {', '.join(run.only)} selected (--only)")
         if run.skip:
-            parts.append(f"{', '.join(run.skip)} skipped (--skip)")
-        configured = sorted(
-            {r.id for r in run.results if r.outcome is Outcome.SKIPPED and "[tool.cdk" in r.message}
-        )
+            parts.append(f"{', '.join(run.skip)} left out (--skip), so not verified")
+        configured = sorted({r.id for r in left_out if "[tool.cdk" in r.message})
         if configured:
-            parts.append(f"{', '.join(configured)} skipped in [tool.cdk.certify]")
+            parts.append(f"{', '.join(configured)} left out in [tool.cdk.certify] skip")
         return (
             "No required check failed, but the run is not complete: " + "; ".join(parts) + "."
             if parts

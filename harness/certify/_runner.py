@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import platform
 import secrets
 import shutil
@@ -123,11 +124,11 @@ class CertificationRun:
 
     @property
     def left_out(self) -> list[CheckResult]:
-        """The results of checks skipped by request (``--skip``, ``[tool.cdk.certify] skip``)."""
+        """The results of checks left out by request (``--skip``, ``[tool.cdk.certify] skip``)."""
         return [
             r
             for r in self.results
-            if r.outcome is Outcome.SKIPPED and r.message.startswith(_USER_SKIP)
+            if r.outcome is Outcome.NOT_VERIFIED and r.message.startswith(_USER_SKIP)
         ]
 
     @property
@@ -158,7 +159,7 @@ class CertificationRun:
         return (end - self.started_at).total_seconds()
 
 
-_USER_SKIP = "skipped by request"
+_USER_SKIP = "left out by request"
 
 #: Exit status of ``cdk certify`` for each verdict (2 is a usage error: the run could not start).
 EXIT_CERTIFIABLE = 0
@@ -182,8 +183,22 @@ NEEDS_SPARK_PIPELINES = (
 )
 
 
+#: The environment variable that fixes the seed of every run (a CI that wants the same values
+#: each time); ``--seed`` wins over it.
+SEED_ENV = "CDK_CERTIFY_SEED"
+
+
 def new_seed() -> int:
-    """A fresh seed for a run's generated values (what ``cdk certify --seed`` takes)."""
+    """The seed of a run that was given none: ``CDK_CERTIFY_SEED`` when set, else a fresh one.
+
+    Raises:
+        ValueError: ``CDK_CERTIFY_SEED`` is not a non-negative integer (the message names it).
+    """
+    fixed = os.environ.get(SEED_ENV, "").strip()
+    if fixed:
+        if not fixed.isdigit():
+            raise ValueError(f"{SEED_ENV} must be a non-negative integer, not {fixed!r}")
+        return int(fixed)
     return secrets.randbelow(2**32)
 
 
@@ -529,6 +544,8 @@ def _run_one(
     result = CheckResult(c, subject, kind, Outcome.SKIPPED, waiver=project.waive.get(c.id))
     missing = sorted(c.needs - provided)
     if reason is not None:
+        # not run, so not verified: SKIPPED means only "does not apply"
+        result.outcome = Outcome.NOT_VERIFIED
         result.message = reason
         return result
     if missing == ["spark"]:

@@ -245,3 +245,15 @@ def test_smaller_candidates_stay_valid_and_smaller() -> None:
     assert found == sorted(found, key=size)
     assert all(size(c) < size("nul inside") and "\x00" not in c for c in found)
     assert "" in found
+
+
+def test_the_seed_comes_from_cdk_certify_seed_when_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.certify._runner import SEED_ENV, new_seed
+
+    monkeypatch.setenv(SEED_ENV, "4242")
+    assert new_seed() == 4242
+    monkeypatch.setenv(SEED_ENV, "soon")
+    with pytest.raises(ValueError, match="CDK_CERTIFY_SEED must be a non-negative integer"):
+        new_seed()
+    monkeypatch.delenv(SEED_ENV)
+    assert {new_seed() for _ in range(5)} != {4242}

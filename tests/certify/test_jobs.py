@@ -283,7 +283,7 @@ def test_what_may_start_next_to_what_runs() -> None:
         assert not may_start(other, [measure])
     assert may_start(on_kafka, [on_kafka, no_kafka])
     # a check skipped by request runs nothing: it is exclusive of nothing
-    skipped = (measure[0], measure[1], measure[2], "skipped by request")
+    skipped = (measure[0], measure[1], measure[2], "left out by request")
     assert may_start(skipped, [on_kafka])
 
 

@@ -143,7 +143,7 @@ def test_failures_and_skips_carry_the_checks_words(
     )
     result.stdout.fnmatch_lines(
         [
-            "SKIPPED * skipped by request in [[]tool.cdk.certify[]] skip: documented elsewhere, "
+            "SKIPPED * left out by request in [[]tool.cdk.certify[]] skip: documented elsewhere, "
             "for this test",
             "SKIPPED * break_external_system()*",
         ],

@@ -206,8 +206,8 @@ def test_verdicts(tmp_path: Path) -> None:
         _check("CFG-04"),
         "S",
         "source",
-        Outcome.SKIPPED,
-        message="skipped by request in [tool.cdk.certify] skip: not for us",
+        Outcome.NOT_VERIFIED,
+        message="left out by request in [tool.cdk.certify] skip: not for us",
     )
     own_skip = CheckResult(_check("CFG-05"), "S", "source", Outcome.SKIPPED, message="no outage()")
 
@@ -217,7 +217,7 @@ def test_verdicts(tmp_path: Path) -> None:
     assert verdict(_run(tmp_path / "d", [passed], only=("CFG",))) == "INCOMPLETE"
     assert verdict(_run(tmp_path / "e", [])) == "INCOMPLETE"
     assert summary(_run(tmp_path / "c", [passed, configured_skip]))["verdict_reason"].endswith(
-        "CFG-04 skipped in [tool.cdk.certify]."
+        "CFG-04 left out in [tool.cdk.certify] skip."
     )
 
 
