@@ -67,6 +67,8 @@ _EARLIEST = frozenset({"earliest", "smallest", "beginning"})
 _POLL_SLICE_S = 0.1  # how often a waiting poll checks for stop / state changes
 #: How often a ``topics.regex`` subscription looks for topics created or deleted since.
 TOPICS_REFRESH_S = 3.0
+#: How long a stopping sink task whose consumer is still joining its group waits for the join.
+JOIN_BEFORE_LEAVE_S = 30.0
 _TOPICS_LIST_TIMEOUT_S = 2.0
 #: Kafka's internal topics, never matched by ``topics.regex`` (``exclude.internal.topics``).
 _INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -175,6 +177,10 @@ class WorkerSinkTask(WorkerTask):
         self._wakeup = False
         # how many times the group gave this task its partitions (see rejoined_since)
         self._assignments = 0
+        #: whether a consumer that never got its first assignment finishes that join before it
+        #: leaves (brokers that keep a member leaving mid-join; set by the worker)
+        self.join_before_leave: Callable[[], bool] | None = None
+        self._leaving = False
         # topics.regex: matched in Python against the cluster's topics (Java's whole-name match,
         # Java syntax such as \d), subscribed by name, refreshed every TOPICS_REFRESH_S
         self._topics_pattern: re.Pattern[str] | None = None
@@ -702,6 +708,10 @@ class WorkerSinkTask(WorkerTask):
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+        if self._leaving:  # the join finished while the task was leaving: nothing to open
+            self._assignments += 1
+            return
+
         tps = {TopicPartition(p.topic, p.partition) for p in partitions}
         log.debug("%s partitions assigned: %s", self, sorted(tps))
         self._assigned = set(tps)
@@ -1002,11 +1012,37 @@ class WorkerSinkTask(WorkerTask):
             self._partitions_closed = True
             self._assigned = set()
             self._record_partitions()
+            if not self._cancelled:
+                self._finish_first_join(consumer)
             try:
                 consumer.close()
             except Exception:
                 log.exception("%s failed to close the consumer", self)
             self._consumer = None
+
+    def _finish_first_join(self, consumer: Any) -> None:
+        """Let a consumer that is still joining its group finish the join before it leaves.
+
+        A member that leaves while its group re-forms can leave the group stuck on brokers
+        that keep it (the embedded Tansu: the next member to join then waits for ever), which a
+        sink stopped or moved just after it started would do. Its records are not taken.
+        """
+        gate = self.join_before_leave
+        if self._assignments > 0 or gate is None or not gate():
+            return
+        self._leaving = True
+        deadline = time.monotonic() + JOIN_BEFORE_LEAVE_S
+        while self._assignments == 0 and time.monotonic() < deadline:
+            try:
+                consumer.poll(0.1)  # drives the join; a record it brings is not taken
+            except Exception:  # noqa: BLE001 - leaving anyway
+                break
+        if self._assignments == 0:
+            log.warning(
+                "%s leaves its consumer group before its first join finished (waited %.0f s)",
+                self,
+                JOIN_BEFORE_LEAVE_S,
+            )
 
 
 def _kafka_partitions(partitions: set[TopicPartition]) -> list[Any]:

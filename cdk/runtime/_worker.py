@@ -773,6 +773,7 @@ class Worker:
         )
         if errant is not None:
             errant.raw_record_for = runner.raw_record_for
+        runner.join_before_leave = self.sink_tasks_leave_sequentially
         return runner
 
     def _topic_creation_enabled(self) -> bool:

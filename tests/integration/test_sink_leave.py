@@ -114,3 +114,31 @@ def test_concurrent_stops_every_sink_task_at_once(
     group = consumer_group_id(name)
     assert _committed(kafka_bootstrap, group, topic, 4) == [RECORDS_PER_PARTITION] * 4
     assert took < 10, f"stopping 4 sink tasks together took {took:.1f} s"
+
+
+def test_a_sink_stopped_while_it_joins_leaves_a_group_the_next_task_can_join(
+    connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """Tansu keeps a member that leaves mid-join, and the next member waits for it for ever.
+
+    A sink reconfigured (or moved to another worker) right after it started would leave while
+    its first join runs; the task finishes that join first, so its successor gets the
+    partitions and every record.
+    """
+    worker = connect()
+    topic = make_topic(kafka_bootstrap, partitions=1)
+    _produce(kafka_bootstrap, topic, 1)
+    name = unique("rec")
+    store = tmp_path / "store"
+    config = recording_config(topic, store)
+    config.update({"key.converter": STRING, "value.converter": STRING})
+    worker.rest.create(name, config)
+    worker.rest.wait_state(name, "RUNNING", tasks=1)
+    # at once, while the first task's consumer is still joining: a new task replaces it
+    worker.rest.put_config(name, {**config, "consumer.override.client.id": unique("again")})
+    wait_until(
+        lambda: len(read_store(store).records) >= RECORDS_PER_PARTITION,
+        60,
+        0.1,
+        lambda: f"the replacing task's records, have {read_store(store)}",
+    )

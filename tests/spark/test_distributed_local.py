@@ -1,4 +1,4 @@
-"""The whole of distributed mode on local[4]: the driver, its REST API, tasks as Spark tasks.
+"""The whole of distributed mode on local[4]: the driver, its REST API, its workers on Spark.
 
 A generator source with 2 tasks and a recording sink move their records through the embedded
 broker; the connectors pause and resume; the driver restarts and finds both connectors in their
@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from cdk.runtime import DistributedWorker
 from cdk.spark import SparkPlacement, distributed_worker
 from tests._wait import wait_until
 from tests.connectors.recording import read_store
@@ -58,24 +57,30 @@ def _props(bootstrap: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def drivers() -> Iterator[list[DistributedWorker]]:
-    started: list[DistributedWorker] = []
+def drivers() -> Iterator[list[Any]]:
+    """What a test started (drivers and REST clients): stopped and closed at teardown."""
+    started: list[Any] = []
     yield started
-    for driver in started:
-        driver.stop()
+    for item in reversed(started):
+        if isinstance(item, Rest):
+            item.close()
+        else:
+            item.stop()
 
 
-def _start(props: dict[str, str], started: list[DistributedWorker]) -> tuple[Any, Rest]:
+def _start(props: dict[str, str], started: list[Any]) -> tuple[Any, Rest]:
     driver = distributed_worker(props, cluster_id_timeout=0)
     started.append(driver)
     driver.start()
     assert isinstance(driver.placement, SparkPlacement)
     assert driver.rest_url is not None
-    return driver, Rest(driver.rest_url)
+    rest = Rest(driver.rest_url)
+    started.append(rest)
+    return driver, rest
 
 
 def test_pipeline_pause_resume_and_driver_restart(
-    kafka_bootstrap: str, tmp_path: Path, drivers: list[DistributedWorker]
+    kafka_bootstrap: str, tmp_path: Path, drivers: list[Any]
 ) -> None:
     props = _props(kafka_bootstrap)
     topic = make_topic(kafka_bootstrap, partitions=2, prefix="dspark-e2e")
@@ -100,6 +105,7 @@ def test_pipeline_pause_resume_and_driver_restart(
 
     # the driver restarts: the connectors come back from the topics alone
     rest.close()
+    drivers.remove(rest)
     driver.stop()
     drivers.remove(driver)
     driver, rest = _start(props, drivers)
@@ -111,4 +117,3 @@ def test_pipeline_pause_resume_and_driver_restart(
     assert duplicates <= 1500, duplicates
     rest.call("DELETE", "/connectors/src", 204)
     rest.call("DELETE", f"/connectors/{sink}", 204)
-    rest.close()
