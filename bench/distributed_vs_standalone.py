@@ -10,7 +10,8 @@ sink (the counting test sink), run three ways in the same run:
 
 For each: records/s from the first record in the topic to the N-th (source), and from the
 first record to the sink group's commit of the N-th (pipeline), with the ratio to standalone;
-REST create -> first record in Kafka, once the driver and its workers are up. On the cluster
+REST create -> first record in Kafka (the source's POST, the sink created before it), once the
+driver and its workers are up. On the cluster
 also: the time from the SIGKILL of the Spark worker running the source task to that task RUNNING
 on another worker, and to records flowing again.
 
@@ -156,10 +157,11 @@ def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None
             "poll.interval.ms": "0",
         }
         sink = {"connector.class": COUNTING, "topics": topic, "tasks.max": "1"}
+        # the sink first, so that the figure is the source's create -> first record alone
+        rest.post("/connectors", json={"name": "sink", "config": sink}).raise_for_status()
         created = time.monotonic()
         answer = rest.post("/connectors", json={"name": "src", "config": source})
         answer.raise_for_status()
-        rest.post("/connectors", json={"name": "sink", "config": sink}).raise_for_status()
         counter.until(1)
         assert counter.first is not None
         out["create -> first record (s)"] = counter.first - created
