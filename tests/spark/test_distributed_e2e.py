@@ -9,7 +9,6 @@ workers that are left as soon as the leader misses their heartbeats.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from cdk.errors import NotFoundException
 from cdk.runtime import DistributedWorker
 from cdk.runtime._status import TargetState
 from cdk.spark import distributed_worker
 from harness.providers.spark import SparkProvider, StandaloneSpark
 from tests._wait import wait_until
 from tests.integration._support import (
-    FAST_GROUP,
-    JSON,
     all_keys,
     generator_config,
     make_topic,
@@ -34,6 +30,8 @@ from tests.integration._support import (
     unique,
     wait_store_keys,
 )
+from tests.runtime.distributed._support import distributed_props
+from tests.runtime.distributed._support import wait_states as wait_for_states
 from tests.runtime.rest.test_rest import replay
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
@@ -44,29 +42,12 @@ SPARK_TIMEOUT = 180.0
 
 
 def driver_props(bootstrap: str, spark: SparkProvider, **extra: str) -> dict[str, str]:
-    group = f"e2e-{uuid.uuid4().hex[:8]}"
-    props = {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": "1",
-        "offset.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1",
-        "key.converter": JSON,
-        "value.converter": JSON,
-        "offset.flush.interval.ms": "300",
-        "task.shutdown.graceful.timeout.ms": "10000",
-        "listeners": "http://127.0.0.1:0",
-        "session.timeout.ms": "6000",
-        "heartbeat.interval.ms": "500",
-        **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
-        **spark.spark_properties(),
-        "spark.task.maxFailures": "8",
-    }
-    props.update(extra)
-    return props
+    """A cluster of its own on ``spark`` (the Spark provider's properties)."""
+    return distributed_props(
+        bootstrap,
+        prefix="e2e",
+        **{**spark.spark_properties(), "spark.task.maxFailures": "8", **extra},
+    )
 
 
 Driver = Callable[..., DistributedWorker]
@@ -105,24 +86,10 @@ def driver(props: dict[str, str], spark_cluster: StandaloneSpark) -> Iterator[Dr
         spark_cluster.start_worker(worker.index)
 
 
-def states(worker: DistributedWorker, name: str) -> tuple[str, list[str]]:
-    try:
-        status = worker.herder.connector_status(name)
-    except NotFoundException:
-        return ("", [])
-    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
-
-
 def wait_states(
     worker: DistributedWorker, name: str, connector: str, tasks: list[str]
 ) -> dict[str, Any]:
-    wait_until(
-        lambda: states(worker, name) == (connector, tasks),
-        SPARK_TIMEOUT,
-        0.2,
-        lambda: f"{name}: {connector} {tasks}, have {states(worker, name)}",
-    )
-    return worker.herder.connector_status(name)
+    return wait_for_states(worker, name, connector, tasks, SPARK_TIMEOUT)
 
 
 def test_source_with_two_tasks_and_a_sink_move_every_record(

@@ -7,7 +7,6 @@ target states with their offsets (the source carries on where it was, nothing lo
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,6 @@ from cdk.spark import SparkPlacement, distributed_worker
 from tests._wait import wait_until
 from tests.connectors.recording import read_store
 from tests.integration._support import (
-    FAST_GROUP,
-    JSON,
     Rest,
     all_keys,
     generator_config,
@@ -28,32 +25,15 @@ from tests.integration._support import (
     unique,
     wait_store_keys,
 )
+from tests.runtime.distributed._support import distributed_props
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
 
 def _props(bootstrap: str) -> dict[str, str]:
-    group = f"dspark-{uuid.uuid4().hex[:8]}"
-    return {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": "1",
-        "offset.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1",
-        "offset.storage.partitions": "2",
-        "status.storage.partitions": "2",
-        "key.converter": JSON,
-        "value.converter": JSON,
-        "offset.flush.interval.ms": "300",
-        "task.shutdown.graceful.timeout.ms": "10000",
-        "listeners": "http://127.0.0.1:0",
-        "spark.master": "local[4]",
-        "spark.ui.enabled": "false",
-        **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
-    }
+    return distributed_props(
+        bootstrap, prefix="dspark", **{"spark.master": "local[4]", "spark.ui.enabled": "false"}
+    )
 
 
 @pytest.fixture

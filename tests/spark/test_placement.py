@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,6 @@ from cdk.spark import SparkPlacement
 from cdk.spark._session import build_session
 from tests._wait import wait_until
 from tests.integration._support import (
-    FAST_GROUP,
-    JSON,
     all_keys,
     generator_config,
     make_topic,
@@ -31,6 +28,7 @@ from tests.integration._support import (
     recording_config,
     wait_store_keys,
 )
+from tests.runtime.distributed._support import distributed_props, wait_states
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark"), pytest.mark.timeout(600)]
 
@@ -38,30 +36,6 @@ log = logging.getLogger(__name__)
 
 KILLING_TASK = "tests.spark.connectors.KillingSourceTask"
 SPARK_TIMEOUT = 120.0
-
-
-def _props(bootstrap: str, **extra: str) -> dict[str, str]:
-    group = f"place-{uuid.uuid4().hex[:8]}"
-    return {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": "1",
-        "offset.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1",
-        "offset.storage.partitions": "2",
-        "status.storage.partitions": "2",
-        "key.converter": JSON,
-        "value.converter": JSON,
-        "offset.flush.interval.ms": "300",
-        "task.shutdown.graceful.timeout.ms": "10000",
-        "session.timeout.ms": "6000",
-        "heartbeat.interval.ms": "500",
-        **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
-        **extra,
-    }
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +54,7 @@ def driver(kafka_bootstrap: str, session: Any) -> Iterator[Driver]:
     started: list[DistributedWorker] = []
 
     def start(**extra: str) -> DistributedWorker:
-        props = _props(kafka_bootstrap, **extra)
+        props = distributed_props(kafka_bootstrap, prefix="place", **extra)
         worker = DistributedWorker(
             props,
             placement=SparkPlacement(props, session=session),
@@ -103,21 +77,6 @@ def driver(kafka_bootstrap: str, session: Any) -> Iterator[Driver]:
         worker.stop()
 
 
-def _states(worker: DistributedWorker, name: str) -> tuple[str, list[str]]:
-    status = worker.herder.connector_status(name)
-    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
-
-
-def _wait_states(worker: DistributedWorker, name: str, connector: str, tasks: list[str]) -> Any:
-    wait_until(
-        lambda: _states(worker, name) == (connector, tasks),
-        SPARK_TIMEOUT,
-        0.1,
-        lambda: f"{name}: {connector} {tasks}, have {_states(worker, name)}",
-    )
-    return worker.herder.connector_status(name)
-
-
 def test_two_source_tasks_and_a_sink_run_on_two_cores(
     driver: Driver, kafka_bootstrap: str, tmp_path: Path
 ) -> None:
@@ -135,8 +94,8 @@ def test_two_source_tasks_and_a_sink_run_on_two_cores(
         reader.wait_for(1, timeout=SPARK_TIMEOUT)
         log.info("REST create -> first record: %.3f s", time.monotonic() - started)
         herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
-        status = _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-        _wait_states(worker, "sink", "RUNNING", ["RUNNING"])
+        status = wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"], SPARK_TIMEOUT)
+        wait_states(worker, "sink", "RUNNING", ["RUNNING"], SPARK_TIMEOUT)
         # each task names the worker (slot, application, executor) that runs it
         assert all(t["worker_id"].startswith("w") for t in status["tasks"])
         assert len({t["worker_id"] for t in status["tasks"]}) == 2
@@ -155,7 +114,7 @@ def test_five_connectors_with_twenty_tasks_all_run(driver: Driver, kafka_bootstr
             generator_config(topic, records=-1, partitions=4, tasks_max=4, poll_interval_ms=500),
         )
     for n in range(5):
-        _wait_states(worker, f"c{n}", "RUNNING", ["RUNNING"] * 4)
+        wait_states(worker, f"c{n}", "RUNNING", ["RUNNING"] * 4, SPARK_TIMEOUT)
     loads = sorted(len(w["tasks"]) for w in herder.workers().values())
     assert loads == [10, 10]
 
@@ -175,11 +134,11 @@ def test_a_failed_task_stays_failed_while_the_rest_runs(
     herder.create_connector(
         "other", generator_config(make_topic(kafka_bootstrap), poll_interval_ms=100)
     )
-    _wait_states(worker, "src", "RUNNING", ["RUNNING", "FAILED"])
-    _wait_states(worker, "other", "RUNNING", ["RUNNING"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING", "FAILED"], SPARK_TIMEOUT)
+    wait_states(worker, "other", "RUNNING", ["RUNNING"], SPARK_TIMEOUT)
     assert "injected failure" in herder.task_status("src", 1)["trace"]
     herder.restart_connector_and_tasks("src", only_failed=True, include_tasks=True)
-    _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"], SPARK_TIMEOUT)
 
 
 def test_a_lost_python_worker_comes_back_and_nothing_is_lost(
@@ -202,7 +161,7 @@ def test_a_lost_python_worker_comes_back_and_nothing_is_lost(
                 kill_after=500,
             ),
         )
-        _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+        wait_states(worker, "src", "RUNNING", ["RUNNING"], SPARK_TIMEOUT)
         keys = reader.wait_for_keys(all_keys(1, records), timeout=SPARK_TIMEOUT)
     assert set(keys) == set(all_keys(1, records))
     # only what was sent after the last offset commit is sent again
@@ -219,5 +178,5 @@ def test_one_worker_when_the_setting_says_one(driver: Driver, kafka_bootstrap: s
             make_topic(kafka_bootstrap, partitions=3), partitions=3, tasks_max=3, records=-1
         ),
     )
-    _wait_states(worker, "src", "RUNNING", ["RUNNING"] * 3)
+    wait_states(worker, "src", "RUNNING", ["RUNNING"] * 3, SPARK_TIMEOUT)
     assert len(worker.herder.workers()) == 1

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import pytest
 
 from tests._wait import wait_until
 from tests.integration._support import all_keys, generator_config, make_topic, reading
-from tests.runtime.distributed.test_herder import _props
+from tests.runtime.distributed._support import distributed_props
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.name != "posix", reason="signals")]
 
@@ -74,7 +73,7 @@ class DriverProcess:
 
 @pytest.fixture
 def drivers(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Any]:
-    props = _props(kafka_bootstrap, f"fo-{uuid.uuid4().hex[:8]}")
+    props = distributed_props(kafka_bootstrap, prefix="fo")
     started: list[DriverProcess] = []
 
     def start(name: str) -> DriverProcess:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import logging
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -24,8 +22,6 @@ from cdk.runtime.distributed._worker import DistributedWorker
 from cdk.runtime.rest._requests import BadRequestException
 from tests._wait import wait_until
 from tests.integration._support import (
-    FAST_GROUP,
-    JSON,
     all_keys,
     generator_config,
     make_topic,
@@ -33,41 +29,16 @@ from tests.integration._support import (
     recording_config,
     wait_store_keys,
 )
+from tests.runtime.distributed._support import distributed_props, wait_states
 from tests.runtime.distributed._thread_placement import ThreadPlacement
 from tests.runtime.storage.test_kafka_stores import _records
-
-
-def _props(bootstrap: str, group: str, **extra: str) -> dict[str, str]:
-    props = {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": "1",
-        "offset.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1",
-        "offset.storage.partitions": "2",
-        "status.storage.partitions": "2",
-        "key.converter": JSON,
-        "value.converter": JSON,
-        "offset.flush.interval.ms": "300",
-        "task.shutdown.graceful.timeout.ms": "10000",
-        "session.timeout.ms": "6000",
-        "heartbeat.interval.ms": "500",
-        "listeners": "http://127.0.0.1:0",
-        **{f"consumer.{k}": v for k, v in FAST_GROUP.items()},
-    }
-    props.update(extra)
-    return props
-
 
 Driver = Callable[..., DistributedWorker]
 
 
 @pytest.fixture
 def props(kafka_bootstrap: str) -> dict[str, str]:
-    return _props(kafka_bootstrap, f"dh-{uuid.uuid4().hex[:8]}")
+    return distributed_props(kafka_bootstrap, prefix="dh")
 
 
 @pytest.fixture
@@ -103,27 +74,6 @@ def driver(props: dict[str, str]) -> Iterator[Driver]:
         worker.stop()
 
 
-def _states(worker: DistributedWorker, name: str) -> tuple[str, list[str]]:
-    status = worker.herder.connector_status(name)
-    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
-
-
-def _wait_states(
-    worker: DistributedWorker, name: str, connector: str, tasks: list[str], timeout: float = 30
-) -> dict[str, Any]:
-    def reached() -> dict[str, Any] | None:
-        try:
-            status = worker.herder.connector_status(name)
-        except NotFoundException:
-            return None
-        states = (status["connector"]["state"], [t["state"] for t in status["tasks"]])
-        return status if states == (connector, tasks) else None
-
-    return wait_until(
-        reached, timeout, 0.1, lambda: f"{name}: {connector} {tasks}, have {_states(worker, name)}"
-    )
-
-
 def _placement(worker: DistributedWorker) -> ThreadPlacement:
     placement = worker.placement
     assert isinstance(placement, ThreadPlacement)
@@ -143,8 +93,8 @@ def test_source_and_sink_move_every_record_through_the_workers(
     )
     assert info["tasks"] == [{"connector": "src", "task": 0}, {"connector": "src", "task": 1}]
     herder.create_connector("sink", recording_config(topic, tmp_path / "store"))
-    status = _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
-    _wait_states(worker, "sink", "RUNNING", ["RUNNING"])
+    status = wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    wait_states(worker, "sink", "RUNNING", ["RUNNING"])
     assert status["connector"]["worker_id"] == herder.worker_id
     # each task reports the worker that runs it; the two source tasks are spread
     placement = _placement(worker)
@@ -169,12 +119,12 @@ def test_tasks_max_changes_restart_the_tasks_without_loss(
     herder = worker.herder
     config = generator_config(topic, records=300, partitions=2, poll_interval_ms=30, batch_size=5)
     herder.create_connector("src", config)
-    _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING"])
     first = herder.generation("src")
     with reading(kafka_bootstrap, topic) as reader:
         reader.wait_for(20)
         herder.put_connector_config("src", {**config, "tasks.max": "2"})
-        _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
         second = herder.generation("src")
         assert second is not None
         assert first is not None
@@ -182,7 +132,7 @@ def test_tasks_max_changes_restart_the_tasks_without_loss(
         wait_until(lambda: len(_placement(worker).running("src")) == 2, 30)
         reader.wait_for(len(reader.messages) + 20)
         herder.put_connector_config("src", {**config, "tasks.max": "1"})
-        _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+        wait_states(worker, "src", "RUNNING", ["RUNNING"])
         assert (herder.generation("src") or 0) > second
         reader.wait_for(600)
         keys = reader.keys()
@@ -208,7 +158,7 @@ def test_one_worker_runs_many_tasks_and_two_share_them_evenly(
             ),
         )
     for n in range(5):
-        _wait_states(worker, f"c{n}", "RUNNING", ["RUNNING"] * 4)
+        wait_states(worker, f"c{n}", "RUNNING", ["RUNNING"] * 4)
     placement = _placement(worker)
     only = placement.cluster_workers[0]
     assert only is not None
@@ -219,7 +169,7 @@ def test_one_worker_runs_many_tasks_and_two_share_them_evenly(
     assert other_worker is not None
     wait_until(lambda: len(other_worker.task_ids) == 10 and len(only.task_ids) == 10, 60)
     for n in range(5):
-        _wait_states(worker, f"c{n}", "RUNNING", ["RUNNING"] * 4)
+        wait_states(worker, f"c{n}", "RUNNING", ["RUNNING"] * 4)
 
 
 # ------------------------------------------------------------------------------ states
@@ -230,15 +180,15 @@ def test_pause_resume_stop_and_delete_go_through_the_config_topic(
     worker = driver()
     herder = worker.herder
     herder.create_connector("src", generator_config(topic, records=-1, poll_interval_ms=200))
-    _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING"])
     herder.pause_connector("src")
-    _wait_states(worker, "src", "PAUSED", ["PAUSED"])  # the task paused in place
+    wait_states(worker, "src", "PAUSED", ["PAUSED"])  # the task paused in place
     herder.resume_connector("src")
-    _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING"])
     with pytest.raises(BadRequestException, match="STOPPED state"):
         herder.reset_connector_offsets("src")
     herder.stop_connector("src")
-    _wait_states(worker, "src", "STOPPED", [])
+    wait_states(worker, "src", "STOPPED", [])
     wait_until(lambda: _placement(worker).running("src") == [], 30)
     assert herder.tasks("src") == []
     offsets = herder.connector_offsets("src")["offsets"]
@@ -249,7 +199,7 @@ def test_pause_resume_stop_and_delete_go_through_the_config_topic(
     )
     assert herder.connector_offsets("src")["offsets"][0]["offset"] == {"seq": 1000}
     herder.resume_connector("src")
-    _wait_states(worker, "src", "RUNNING", ["RUNNING"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING"])
     herder.delete_connector("src")
     wait_until(lambda: _placement(worker).running("src") == [], 30)
     with pytest.raises(NotFoundException):
@@ -280,8 +230,8 @@ def test_a_restarted_driver_recovers_connectors_states_and_offsets(
         "stopped", generator_config(make_topic(kafka_bootstrap), poll_interval_ms=200), "STOPPED"
     )
     herder.pause_connector("paused")
-    _wait_states(first, "run", "RUNNING", ["RUNNING"])
-    _wait_states(first, "paused", "PAUSED", ["PAUSED"])
+    wait_states(first, "run", "RUNNING", ["RUNNING"])
+    wait_states(first, "paused", "PAUSED", ["PAUSED"])
     task_configs = herder.task_configs("run")
     with reading(kafka_bootstrap, topic) as reader:
         reader.wait_for(30)
@@ -293,9 +243,9 @@ def test_a_restarted_driver_recovers_connectors_states_and_offsets(
         assert again.target_state("paused") is TargetState.PAUSED
         assert again.target_state("stopped") is TargetState.STOPPED
         assert again.task_configs("run") == task_configs
-        _wait_states(second, "run", "RUNNING", ["RUNNING"])
-        _wait_states(second, "paused", "PAUSED", ["PAUSED"])
-        _wait_states(second, "stopped", "STOPPED", [])
+        wait_states(second, "run", "RUNNING", ["RUNNING"])
+        wait_states(second, "paused", "PAUSED", ["PAUSED"])
+        wait_states(second, "stopped", "STOPPED", [])
         reader.wait_for(400)
         keys = reader.keys()
     assert set(keys) == set(all_keys(1, 400))
@@ -319,15 +269,15 @@ def test_a_failed_task_stays_failed_its_sibling_runs_and_a_restart_brings_it_bac
             fail_stream="p1",
         ),
     )
-    _wait_states(worker, "src", "RUNNING", ["RUNNING", "FAILED"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING", "FAILED"])
     assert "injected failure" in herder.task_status("src", 1)["trace"]
     generation = herder.generation("src")
     plan = herder.restart_connector_and_tasks("src", only_failed=True, include_tasks=True)
     assert [t["state"] for t in plan["tasks"]] == ["RUNNING", "RESTARTING"]
-    _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
     assert herder.generation("src") == generation, "a restart is not a new generation"
     herder.restart_task("src", 0)
-    _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+    wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
     with pytest.raises(NotFoundException, match="not found"):
         herder.restart_task("src", 5)
 
@@ -345,13 +295,13 @@ def test_a_silent_worker_s_tasks_run_on_the_others(
                 topic, tasks_max=2, partitions=2, records=2000, poll_interval_ms=20, batch_size=5
             ),
         )
-        _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
         placement = _placement(worker)
         reader.wait_for(50)
         with caplog.at_level(logging.WARNING, logger="cdk.runtime.distributed"):
             placement.freeze(0)  # it runs on, the leader no longer hears from it
             survivor = placement.worker_id(1)
-            _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+            wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
             wait_until(
                 lambda: (
                     {t["worker_id"] for t in herder.connector_status("src")["tasks"]} == {survivor}
@@ -380,14 +330,14 @@ def test_a_standby_driver_forwards_writes_and_takes_over(
         assert r.status_code == 201, r.text  # forwarded to the leader
         assert "src" in leader.herder.connectors()
         wait_until(lambda: http.get("/connectors").json() == ["src"], 30)
-        _wait_states(standby, "src", "RUNNING", ["RUNNING"])
+        wait_states(standby, "src", "RUNNING", ["RUNNING"])
         with reading(kafka_bootstrap, topic) as reader:
             reader.wait_for(50)
             leader.stop()  # a clean stop leaves the group: the standby leads at once
             wait_until(lambda: standby.herder.leading, 30)
-            _wait_states(standby, "src", "RUNNING", ["RUNNING"])
+            wait_states(standby, "src", "RUNNING", ["RUNNING"])
             assert http.put("/connectors/src/pause").status_code == 202
-            _wait_states(standby, "src", "PAUSED", ["PAUSED"])
+            wait_states(standby, "src", "PAUSED", ["PAUSED"])
             assert http.put("/connectors/src/resume").status_code == 202
             reader.wait_for(600)
             keys = reader.keys()
@@ -407,7 +357,7 @@ def test_the_rest_api_serves_the_distributed_herder(driver: Driver, kafka_bootst
         assert r.status_code == 201, r.text
         assert r.json()["config"]["generator.secret"] == "[hidden]"
         assert http.post("/connectors", json={"name": "src", "config": config}).status_code == 409
-        _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
         assert http.get("/connectors").json() == ["src"]
         tasks = http.get("/connectors/src/tasks").json()
         assert [t["id"] for t in tasks] == [{"connector": "src", "task": i} for i in range(2)]
@@ -415,25 +365,25 @@ def test_the_rest_api_serves_the_distributed_herder(driver: Driver, kafka_bootst
         r = http.post("/connectors/src/restart", params={"includeTasks": "true"})
         assert r.status_code == 202, r.text
         assert r.json()["tasks"][0]["state"] == "RESTARTING"
-        _wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
+        wait_states(worker, "src", "RUNNING", ["RUNNING", "RUNNING"])
         assert http.put("/connectors/src/pause").status_code == 202
-        _wait_states(worker, "src", "PAUSED", ["PAUSED", "PAUSED"])
+        wait_states(worker, "src", "PAUSED", ["PAUSED", "PAUSED"])
         assert http.put("/connectors/src/stop").status_code == 204
-        _wait_states(worker, "src", "STOPPED", [])
+        wait_states(worker, "src", "STOPPED", [])
         assert http.get("/connectors/src/offsets").json()["offsets"]
         assert http.delete("/connectors/src").status_code == 204
         assert http.get("/connectors/src").status_code == 404
 
 
 def test_distributed_config_errors_name_the_key(kafka_bootstrap: str) -> None:
-    props = _props(kafka_bootstrap, "g")
+    props = distributed_props(kafka_bootstrap, "g")
     del props["status.storage.topic"]
     with pytest.raises(ConfigException, match=r'"status\.storage\.topic"'):
         DistributedWorker(props, placement=ThreadPlacement())
-    same = _props(kafka_bootstrap, "g", **{"offset.storage.topic": "g-configs"})
+    same = distributed_props(kafka_bootstrap, "g", **{"offset.storage.topic": "g-configs"})
     with pytest.raises(ConfigException, match="four different topics"):
         DistributedWorker(same, placement=ThreadPlacement())
-    eos = _props(kafka_bootstrap, "g", **{"exactly.once.source.support": "enabled"})
+    eos = distributed_props(kafka_bootstrap, "g", **{"exactly.once.source.support": "enabled"})
     with pytest.raises(ConfigException, match="exactly-once"):
         DistributedWorker(eos, placement=ThreadPlacement())
 
@@ -441,7 +391,7 @@ def test_distributed_config_errors_name_the_key(kafka_bootstrap: str) -> None:
 def test_without_a_placement_the_driver_says_how_to_get_the_spark_one(
     kafka_bootstrap: str,
 ) -> None:
-    worker = DistributedWorker(_props(kafka_bootstrap, f"np-{uuid.uuid4().hex[:6]}"), rest=False)
+    worker = DistributedWorker(distributed_props(kafka_bootstrap, prefix="np"), rest=False)
     with pytest.raises(ConnectException, match=r"no task placement.*spark\.distributed_worker"):
         worker.start()
 
@@ -452,7 +402,7 @@ def test_without_pyspark_the_spark_driver_says_what_to_install(
     from cdk.spark import distributed_worker
 
     monkeypatch.setitem(sys.modules, "pyspark", None)  # as when the spark extra is missing
-    worker = distributed_worker(_props(kafka_bootstrap, f"np-{uuid.uuid4().hex[:6]}"), rest=False)
+    worker = distributed_worker(distributed_props(kafka_bootstrap, prefix="np"), rest=False)
     with pytest.raises(ConnectException, match=r"pip install 'connect-cdk\[spark\]'"):
         worker.start()
 
