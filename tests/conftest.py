@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, settings
 
 from cdk.kafka import EmbeddedKafka
 from harness.providers.spark import LocalSpark, StandaloneSpark
+from tests._tls import TlsFiles, make_tls_files
 
 settings.register_profile(
     "ci",
@@ -130,6 +131,12 @@ def kafka() -> Iterator[EmbeddedKafka]:
 def kafka_bootstrap(kafka: EmbeddedKafka) -> str:
     """The bootstrap servers of the session's embedded broker."""
     return kafka.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
+    """A throw-away authority with server and client certificates (made once per session)."""
+    return make_tls_files(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="session")
