@@ -70,9 +70,8 @@ class IssuedCertificate:
         """The certificate, then the authority's, as PEM."""
         from cryptography.hazmat.primitives.serialization import Encoding
 
-        return self.certificate.public_bytes(Encoding.PEM) + self.authority.public_bytes(
-            Encoding.PEM
-        )
+        chain: bytes = self.certificate.public_bytes(Encoding.PEM)
+        return chain + bytes(self.authority.public_bytes(Encoding.PEM))
 
     def key_pem(self, password: str | None = None) -> bytes:
         """The private key as PKCS8 PEM, encrypted with ``password`` when given."""
