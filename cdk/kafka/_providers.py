@@ -45,6 +45,16 @@ class KafkaProvider(ABC):
     def running(self) -> bool:
         """Whether the provider is started and not yet stopped."""
 
+    def client_config(self) -> dict[str, str]:
+        """The Kafka client settings a client of this cluster needs besides the bootstrap servers.
+
+        Security settings in Kafka's terms (``security.protocol``, ``ssl.*``, ``sasl.*``); empty
+        for a plaintext cluster. Give them to producers, consumers and admin clients, or, in a
+        worker configuration, unprefixed and with the ``producer.``, ``consumer.`` and
+        ``admin.`` prefixes.
+        """
+        return {}
+
     @abstractmethod
     def start(self) -> Self:
         """Start the cluster (or connect to it) and wait until it answers; return ``self``."""
