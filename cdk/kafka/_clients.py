@@ -96,8 +96,9 @@ class NewTopicSpec:
 
 #: What :func:`create_topics` accepts for one topic.
 TopicLike: TypeAlias = "str | NewTopicSpec | NewTopic"
-#: An admin client, or bootstrap servers to make one for.
-AdminLike: TypeAlias = "AdminClient | str"
+#: An admin client, or bootstrap servers (or a whole admin config, with security settings) to
+#: make a short-lived one for.
+AdminLike: TypeAlias = "AdminClient | str | Mapping[str, Any]"
 
 
 def producer_config(
@@ -619,8 +620,12 @@ def _admin(admin_or_bootstrap: AdminLike) -> tuple[AdminClient, str]:
     if isinstance(admin_or_bootstrap, AdminClient):
         bootstrap = _ADMIN_BOOTSTRAP.get(admin_or_bootstrap, "(those of the admin client)")
         return admin_or_bootstrap, bootstrap
+    if isinstance(admin_or_bootstrap, Mapping) and admin_or_bootstrap.get("bootstrap.servers"):
+        bootstrap = str(admin_or_bootstrap["bootstrap.servers"])
+        quiet = {"error_cb": _ignore_error, "logger": _LibrdkafkaLog(bootstrap, warn=False)}
+        return new_admin({**admin_or_bootstrap, **quiet}), bootstrap
     raise ConfigException(
-        "expected an AdminClient or a bootstrap servers string, "
+        "expected an AdminClient, a bootstrap servers string or an admin config, "
         f"got {type(admin_or_bootstrap).__name__}"
     )
 
