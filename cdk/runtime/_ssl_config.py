@@ -51,6 +51,24 @@ def add_security_configs(definition: ConfigDef) -> ConfigDef:
             "keys.",
         )
         .define(
+            "sasl.mechanism",
+            Type.STRING,
+            "GSSAPI",
+            None,
+            Importance.MEDIUM,
+            "The SASL mechanism of the worker's own Kafka clients (PLAIN, SCRAM-SHA-256, "
+            "SCRAM-SHA-512, OAUTHBEARER, GSSAPI) when security.protocol is SASL_*.",
+        )
+        .define(
+            "sasl.jaas.config",
+            Type.PASSWORD,
+            None,
+            None,
+            Importance.MEDIUM,
+            "Kafka's JAAS login line; a PlainLoginModule or ScramLoginModule line's username "
+            "and password become the client's SASL credentials.",
+        )
+        .define(
             SSL_CLIENT_AUTH_CONFIG,
             Type.STRING,
             "none",
