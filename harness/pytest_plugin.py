@@ -3,15 +3,16 @@
 ::
 
     pytest -p harness.pytest_plugin --cdk-project=. [--cdk-kafka=embedded] [--cdk-only=OFF]
-           [--cdk-runtime=embedded|distributed]
+           [--cdk-runtime=embedded|distributed] [--cdk-kafka-config=client.properties]
 
 Each check the project's drivers plan becomes a test item of the project's ``pyproject.toml``,
 ``pyproject.toml::<id>[<subject>]`` (``-k OFF-01`` selects it): it passes when the check passes,
 fails with the check's message (expected vs actual, then the details), and is skipped with the
 check's reason (a check left not verified too, its reason starting ``not verified:``: pytest has
 no such outcome; ``cdk certify`` gives the verdict). The Kafka named
-by ``--cdk-kafka`` (``embedded``, ``testcontainers`` or bootstrap servers) is started once, when
-the first check needs it, and stopped at the end of the session. ``cdk certify`` runs the same
+by ``--cdk-kafka`` (``embedded``, ``embedded-tls``, ``testcontainers`` or bootstrap servers, whose
+security settings ``--cdk-kafka-config`` gives) is started once, when the first check needs it,
+and stopped at the end of the session. ``cdk certify`` runs the same
 checks and writes the report bundle; pytest's ``--junitxml`` gives the JUnit part here.
 """
 
@@ -49,7 +50,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--cdk-kafka",
         metavar="SPEC",
         default="embedded",
-        help="Kafka for the checks: embedded (default), testcontainers or host:port[,...].",
+        help="Kafka for the checks: embedded (default), embedded-tls, testcontainers or "
+        "host:port[,...].",
+    )
+    group.addoption(
+        "--cdk-kafka-config",
+        metavar="FILE",
+        default=None,
+        help="A properties file of the cluster's client security settings (security.protocol, "
+        "ssl.*, sasl.*), as cdk certify --kafka-config.",
     )
     group.addoption(
         "--cdk-runtime",
@@ -106,6 +115,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if seed is not None and seed < 0:
         raise pytest.UsageError(f"--cdk-seed {seed}: a seed is a non-negative integer")
     session = _CertificationSession(project, planned, spec)
+    settings = config.getoption("cdk_kafka_config")
+    if settings is not None:
+        from cdk.config import load_properties
+
+        try:
+            session.kafka_config = load_properties(settings)
+        except (OSError, ValueError) as exc:
+            raise pytest.UsageError(f"--cdk-kafka-config {settings}: {exc}") from None
     session.runtime = str(config.getoption("cdk_runtime"))
     session.seed = seed if seed is not None else new_seed()
     config.pluginmanager.register(session, _PLUGIN_NAME)
@@ -130,6 +147,7 @@ class _CertificationSession:
         self.workdir = Path(tempfile.mkdtemp(prefix="cdk-certify-pytest-"))
         self.runtime = "embedded"
         self.seed = 0
+        self.kafka_config: dict[str, str] = {}
 
     def bootstrap(self) -> str:
         """The bootstrap servers of the session's Kafka, started on first use."""
@@ -138,7 +156,13 @@ class _CertificationSession:
         if self.provider is None:
             from harness.providers.kafka import kafka_provider
 
-            provider = kafka_provider(self.kafka)
+            external = bool(self.kafka_config) and self.kafka not in (
+                "embedded",
+                "embedded-tls",
+                "testcontainers",
+            )
+            options = {"client_config": self.kafka_config} if external else {}
+            provider = kafka_provider(self.kafka, **options)
             try:
                 provider.start()
             except Exception as exc:
@@ -160,6 +184,10 @@ class _CertificationSession:
             workdir=self.workdir / f"{self.ran:03d}-{check.id}",
             runtime=self.runtime,
             seed=self.seed,
+            kafka_config={
+                **(self.provider.client_config() if self.provider is not None else {}),
+                **self.kafka_config,
+            },
         )
         return run.results[0]
 

@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, settings
 
 from cdk.kafka import EmbeddedKafka
 from harness.providers.spark import LocalSpark, StandaloneSpark
+from harness.providers.tls import TlsKafka
+from tests._tls import TlsFiles, make_tls_files
 
 settings.register_profile(
     "ci",
@@ -130,6 +132,26 @@ def kafka() -> Iterator[EmbeddedKafka]:
 def kafka_bootstrap(kafka: EmbeddedKafka) -> str:
     """The bootstrap servers of the session's embedded broker."""
     return kafka.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def tls_kafka() -> Iterator[TlsKafka]:
+    """The embedded broker reached over TLS only (``security.protocol=SSL``), once per session."""
+    with TlsKafka() as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def mtls_kafka() -> Iterator[TlsKafka]:
+    """The embedded broker over TLS requiring client certificates (mutual TLS)."""
+    with TlsKafka(client_auth=True) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
+    """A throw-away authority with server and client certificates (made once per session)."""
+    return make_tls_files(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="session")

@@ -42,9 +42,35 @@ __all__ = ["certify"]
 DEFAULT_JOBS = 6
 
 _KAFKA_HELP = (
-    "The Kafka to run on: 'embedded' (a Tansu broker, the default), 'testcontainers' "
-    "(a broker in a Docker container) or the bootstrap servers of a cluster (host:port[,...])."
+    "The Kafka to run on: 'embedded' (a Tansu broker, the default), 'embedded-tls' (the same "
+    "broker reached over TLS only, with a throw-away certificate authority), 'testcontainers' "
+    "(a broker in a Docker container) or the bootstrap servers of a cluster (host:port[,...]; "
+    "its security settings in --kafka-config)."
 )
+
+
+def _kafka_settings(path: Path | None) -> dict[str, str]:
+    """The ``--kafka-config`` properties, checked as a Kafka admin client would take them."""
+    if path is None:
+        return {}
+    from cdk.config import load_properties
+    from cdk.kafka._clients import check_client_config
+
+    try:
+        settings = load_properties(path)
+    except (OSError, ValueError) as exc:
+        raise click.BadParameter(
+            f"cannot read {path}: {exc}", param_hint="'--kafka-config'"
+        ) from None
+    if "bootstrap.servers" in settings:
+        raise click.BadParameter(
+            f"{path} sets bootstrap.servers: give the cluster with --kafka HOST:PORT",
+            param_hint="'--kafka-config'",
+        )
+    rejected = check_client_config("admin", settings)
+    if rejected:
+        raise click.BadParameter("; ".join(rejected.values()), param_hint="'--kafka-config'")
+    return settings
 
 
 class _CannotRun(click.ClickException):
@@ -242,8 +268,18 @@ class _CertifyCommand(click.Command):
     "--kafka",
     default="embedded",
     show_default=True,
-    metavar="embedded|testcontainers|HOST:PORT",
+    metavar="embedded|embedded-tls|testcontainers|HOST:PORT",
     help=_KAFKA_HELP,
+)
+@click.option(
+    "--kafka-config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="A properties file of the cluster's client settings in Kafka's terms "
+    "(security.protocol=SSL or SASL_SSL, ssl.truststore.location, ssl.keystore.*, "
+    "sasl.mechanism, sasl.jaas.config...), as Kafka's tools take with --command-config: every "
+    "client and worker of the run gets them. Secret values never reach the report.",
 )
 @click.option(
     "--runtime",
@@ -331,6 +367,7 @@ class _CertifyCommand(click.Command):
 def certify(
     path: Path,
     kafka: str,
+    kafka_config: Path | None,
     runtime: str,
     only: tuple[str, ...],
     skip: tuple[str, ...],
@@ -396,6 +433,7 @@ def certify(
         kafka_provider(kafka)
     except ConnectException as exc:
         raise click.BadParameter(str(exc), param_hint="'--kafka'") from None
+    security = _kafka_settings(kafka_config)
     project = _load_project(path)
     if not plan(project, only_ids, skip_ids):
         raise _CannotRun(
@@ -437,6 +475,7 @@ def certify(
                     jobs=jobs,
                     runtime=runtime,
                     seed=seed,
+                    kafka_config=security,
                 )
         except ConnectException as exc:
             raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None

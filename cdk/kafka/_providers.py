@@ -45,6 +45,16 @@ class KafkaProvider(ABC):
     def running(self) -> bool:
         """Whether the provider is started and not yet stopped."""
 
+    def client_config(self) -> dict[str, str]:
+        """The Kafka client settings a client of this cluster needs besides the bootstrap servers.
+
+        Security settings in Kafka's terms (``security.protocol``, ``ssl.*``, ``sasl.*``); empty
+        for a plaintext cluster. Give them to producers, consumers and admin clients, or, in a
+        worker configuration, unprefixed and with the ``producer.``, ``consumer.`` and
+        ``admin.`` prefixes.
+        """
+        return {}
+
     @abstractmethod
     def start(self) -> Self:
         """Start the cluster (or connect to it) and wait until it answers; return ``self``."""
@@ -80,18 +90,26 @@ class ExternalKafka(KafkaProvider):
         bootstrap_servers: ``host:port[,host:port...]``.
         check: fetch metadata on :meth:`start` and fail clearly when no broker answers.
         timeout: seconds to wait for that answer.
+        client_config: the cluster's client security settings (``security.protocol``,
+            ``ssl.*``, ``sasl.*``), used for that check and returned by :meth:`client_config`.
     """
 
     name = "external"
 
     def __init__(
-        self, bootstrap_servers: str, *, check: bool = True, timeout: float = 10.0
+        self,
+        bootstrap_servers: str,
+        *,
+        check: bool = True,
+        timeout: float = 10.0,
+        client_config: dict[str, str] | None = None,
     ) -> None:
         if not isinstance(bootstrap_servers, str) or not bootstrap_servers.strip():
             raise ConfigException("bootstrap.servers", bootstrap_servers, "must be host:port[,...]")
         self._bootstrap = bootstrap_servers.strip()
         self._check = check
         self._timeout = timeout
+        self._client_config = dict(client_config or {})
         self._running = False
 
     @property
@@ -109,9 +127,16 @@ class ExternalKafka(KafkaProvider):
         if self._check:
             from cdk.kafka._clients import check_connection
 
-            check_connection(self._bootstrap, timeout=self._timeout)
+            check_connection(
+                {"bootstrap.servers": self._bootstrap, **self._client_config},
+                timeout=self._timeout,
+            )
         self._running = True
         return self
+
+    @override
+    def client_config(self) -> dict[str, str]:
+        return dict(self._client_config)
 
     @override
     def stop(self) -> None:

@@ -20,19 +20,26 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from cdk.config import AbstractConfig, ConfigDef, Importance, Password, Type
 from cdk.config.validators import CaseInsensitiveValidString, LambdaValidator, Range
 from cdk.converters import SimpleHeaderConverter
 from cdk.errors import ConfigException
+from cdk.runtime._ssl_config import (
+    LISTENERS_HTTPS_PREFIX,
+    add_security_configs,
+    client_security_settings,
+    rest_ssl_settings,
+)
 
 __all__ = [
     "CLIENT_OVERRIDE_PREFIXES",
     "OVERRIDE_POLICIES",
     "WORKER_CONFIG_DEF",
     "ClientKind",
+    "Listener",
     "WorkerConfig",
     "check_client_override",
 ]
@@ -113,17 +120,50 @@ def _check_policy(name: str, value: Any) -> None:
         )
 
 
+class Listener(NamedTuple):
+    """One REST listener: ``scheme`` (``http``/``https``), ``host`` and ``port`` (0: any free)."""
+
+    scheme: str
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        """``scheme://host:port`` (IPv6 hosts in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+def _parse_listener(text: str) -> Listener:
+    try:
+        parts = urlsplit(text.strip())
+        scheme, port = parts.scheme.lower(), parts.port
+    except ValueError:
+        scheme, port = "", None
+    if scheme not in ("http", "https") or parts.path not in ("", "/"):
+        raise ConfigException(
+            LISTENERS_CONFIG,
+            text,
+            "Expected URIs such as http://127.0.0.1:8083 or https://0.0.0.0:8443 (HTTP or HTTPS)",
+        )
+    return Listener(scheme, parts.hostname or "127.0.0.1", 8083 if port is None else port)
+
+
 def _check_listeners(name: str, value: Any) -> None:
-    for listener in value or []:
-        try:
-            parts = urlsplit(str(listener))
-            scheme, _ = parts.scheme.lower(), parts.port
-        except ValueError:
-            scheme = ""
-        if scheme not in ("http", "https"):
-            raise ConfigException(
-                name, value, "Expected URIs such as http://127.0.0.1:8083 (HTTP or HTTPS)"
-            )
+    if not value:
+        raise ConfigException(name, value, "at least one URI, e.g. http://127.0.0.1:8083")
+    seen: set[tuple[str, int]] = set()
+    for listener in value:
+        parsed = _parse_listener(str(listener))
+        where = (parsed.host, parsed.port)
+        if parsed.port and where in seen:
+            raise ConfigException(name, value, f"two listeners on {parsed.host}:{parsed.port}")
+        seen.add(where)
+
+
+def _check_advertised_listener(name: str, value: Any) -> None:
+    if value is not None and str(value).strip().lower() not in ("http", "https"):
+        raise ConfigException(name, value, "String must be one of: http, https")
 
 
 WORKER_CONFIG_DEF: ConfigDef = (
@@ -207,7 +247,9 @@ WORKER_CONFIG_DEF: ConfigDef = (
         Importance.LOW,
         "List of comma-separated URIs the REST API will listen on. The supported protocols are "
         "HTTP and HTTPS.\n Specify hostname as 0.0.0.0 to bind to all interfaces.\n Port 0 picks "
-        "a free port.\n Examples of legal listener lists: HTTP://myhost:8083,HTTPS://myhost:8084",
+        "a free port.\n Examples of legal listener lists: HTTP://myhost:8083,HTTPS://myhost:8084. "
+        "HTTPS listeners take their key and certificate from the listeners.https.ssl.* keys, or "
+        "the ssl.* keys when none is prefixed.",
     )
     .define(
         REST_ADVERTISED_HOST_NAME_CONFIG,
@@ -230,7 +272,7 @@ WORKER_CONFIG_DEF: ConfigDef = (
         REST_ADVERTISED_LISTENER_CONFIG,
         Type.STRING,
         None,
-        None,
+        LambdaValidator.of(_check_advertised_listener, "[http, https]"),
         Importance.LOW,
         "Sets the advertised listener (HTTP or HTTPS) which will be given to other workers to use.",
     )
@@ -347,6 +389,7 @@ WORKER_CONFIG_DEF: ConfigDef = (
         "How many samples the worker's rates, averages and maxima are computed over.",
     )
 )
+add_security_configs(WORKER_CONFIG_DEF)
 """The worker's configuration keys, with Kafka's defaults and documentation."""
 
 _NON_NEGATIVE = Range.at_least(0)
@@ -458,12 +501,54 @@ class WorkerConfig(AbstractConfig):
         """The client override policy's alias: ``None``, ``Principal`` or ``All``."""
         return _policy_name(self.get_string(CONNECTOR_CLIENT_POLICY_CLASS_CONFIG))
 
+    def listeners(self) -> list[Listener]:
+        """The REST listeners, in the order given (port 0: pick a free one)."""
+        listeners = self.get_list(LISTENERS_CONFIG) or [DEFAULT_LISTENER]
+        return [_parse_listener(str(listener)) for listener in listeners]
+
     def listener(self) -> tuple[str, str, int]:
         """The first REST listener as ``(scheme, host, port)`` (port 0: pick a free one)."""
-        listeners = self.get_list(LISTENERS_CONFIG) or [DEFAULT_LISTENER]
-        parts = urlsplit(str(listeners[0]))
-        host = parts.hostname or "127.0.0.1"
-        return parts.scheme.lower(), host, 8083 if parts.port is None else parts.port
+        first = self.listeners()[0]
+        return first.scheme, first.host, first.port
+
+    def advertised_listener(self) -> str:
+        """The scheme of the URL given to other drivers and clients (``http``/``https``).
+
+        ``rest.advertised.listener`` when set; else, as Kafka, ``http`` when any listener is
+        HTTP and ``https`` when all are HTTPS.
+
+        Raises:
+            ConfigException: ``rest.advertised.listener`` names a scheme no listener has.
+        """
+        schemes = {listener.scheme for listener in self.listeners()}
+        chosen = self.get(REST_ADVERTISED_LISTENER_CONFIG)
+        if chosen is None:
+            return "http" if "http" in schemes else "https"
+        scheme = str(chosen).strip().lower()
+        if scheme not in schemes:
+            raise ConfigException(
+                REST_ADVERTISED_LISTENER_CONFIG,
+                chosen,
+                f"no {scheme} listener in listeners={','.join(x.url for x in self.listeners())}",
+            )
+        return scheme
+
+    def advertised_host_port(self) -> tuple[str | None, int | None]:
+        """``rest.advertised.host.name`` and ``rest.advertised.port`` (``None`` when unset)."""
+        host = self.get(REST_ADVERTISED_HOST_NAME_CONFIG)
+        port = self.get(REST_ADVERTISED_PORT_CONFIG)
+        return (str(host) if host else None), (int(port) if port is not None else None)
+
+    def rest_ssl_settings(self) -> tuple[dict[str, Any], str]:
+        """The HTTPS listeners' TLS settings and the prefix they were read with.
+
+        The ``listeners.https.``-prefixed keys alone when any is given, else the ``ssl.*`` keys
+        (Kafka's rule); the prefix is ``listeners.https.`` or empty, for messages.
+        """
+        originals = self.originals()
+        values = self.values()
+        prefixed = any(k.startswith(LISTENERS_HTTPS_PREFIX) for k in originals)
+        return rest_ssl_settings(originals, values), LISTENERS_HTTPS_PREFIX if prefixed else ""
 
     def basic_auth(self) -> tuple[str, str] | None:
         """``(user, password)`` when REST basic authentication is configured."""
@@ -512,9 +597,25 @@ class WorkerConfig(AbstractConfig):
             **self._prefixed("consumer."),
         }
 
+    def client_security(self) -> dict[str, Any]:
+        """The worker's unprefixed Kafka client security keys.
+
+        ``security.protocol`` and the ``ssl.*``/``sasl.*`` keys it needs, as Kafka gives its
+        admin clients and internal topics.
+        """
+        return {k: _client_value(v) for k, v in client_security_settings(self.originals()).items()}
+
     def admin_props(self) -> dict[str, Any]:
-        """The worker's admin client settings: ``bootstrap.servers``, then ``admin.*`` keys."""
-        return {"bootstrap.servers": self.bootstrap_servers, **self._prefixed("admin.")}
+        """The worker's admin client settings.
+
+        As Kafka: ``bootstrap.servers``, the worker's unprefixed client security settings
+        (:meth:`client_security`), then the ``admin.*`` keys.
+        """
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            **self.client_security(),
+            **self._prefixed("admin."),
+        }
 
     def client_overrides(
         self, connector_props: Mapping[str, Any], kind: ClientKind

@@ -186,6 +186,7 @@ def _run_job(job: dict[str, Any], send: Callable[[Any], None], receive: Callable
             broker=job.get("broker"),
             spark_dir=job.get("spark_dir"),
             seed=job.get("seed", 0),
+            kafka_config=job.get("kafka_config"),
         )
         leaked = leaked_threads(before, LEAK_GRACE_S) if reason is None else []
         send(("result", index, result_fields(result), sorted(run.secrets), leaked))

@@ -91,6 +91,9 @@ class CheckContext:
         project: the connector project.
         driver_class: the driver this run is for.
         bootstrap_servers: the Kafka cluster of the run.
+        kafka_config: the cluster's client security settings (``security.protocol``,
+            ``ssl.*``, ``sasl.*``; empty for a plaintext cluster), which every client the check
+            makes and every worker it starts gets.
         kafka_kind: ``embedded``, ``testcontainers`` or ``external``.
         environment: what the run provides (``kafka``, ...).
         workdir: a fresh directory for this check.
@@ -113,6 +116,7 @@ class CheckContext:
     broker: BrokerStall | None = None
     spark_dir: str | None = None
     seed: int = 0
+    kafka_config: dict[str, str] = field(default_factory=dict)
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
@@ -247,9 +251,14 @@ class CheckContext:
         return config
 
     # ------------------------------------------------------------------ Kafka
+    @property
+    def admin_config(self) -> dict[str, Any]:
+        """An admin client config for the run's cluster (with its security settings)."""
+        return {"bootstrap.servers": self.bootstrap_servers, **self.kafka_config}
+
     def create_topic(self, name: str, partitions: int = 1) -> str:
         """Create ``name`` with ``partitions`` partitions; return it."""
-        create_topics(self.bootstrap_servers, [name], partitions=partitions)
+        create_topics(self.admin_config, [name], partitions=partitions)
         return name
 
     def read_records(
@@ -269,7 +278,11 @@ class CheckContext:
         consumer = new_consumer(
             consumer_config(
                 self.bootstrap_servers,
-                overrides={"fetch.wait.max.ms": 50, "enable.partition.eof": True},
+                overrides={
+                    "fetch.wait.max.ms": 50,
+                    "enable.partition.eof": True,
+                    **self.kafka_config,
+                },
             )
         )
         raw: list[Any] = []
@@ -282,7 +295,7 @@ class CheckContext:
                 if now >= next_listing:
                     next_listing = now + 1.0
                     new = {
-                        t for t in list_topics(self.bootstrap_servers) if t.startswith(prefix)
+                        t for t in list_topics(self.admin_config) if t.startswith(prefix)
                     } - assigned
                     if new:
                         assigned |= new
@@ -400,7 +413,9 @@ class CheckContext:
         Raises:
             ConnectException: a record was not acknowledged (the harness could not produce).
         """
-        producer = new_producer(producer_config(self.bootstrap_servers, {"linger.ms": 5}))
+        producer = new_producer(
+            producer_config(self.bootstrap_servers, {"linger.ms": 5, **self.kafka_config})
+        )
         results: list[tuple[int, int] | None] = []
         errors: list[str] = []
 
@@ -450,7 +465,9 @@ class CheckContext:
     def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
         """The offsets consumer group ``group`` committed on ``topic``, by partition."""
         consumer = new_consumer(
-            consumer_config(self.bootstrap_servers, overrides={"group.id": group})
+            consumer_config(
+                self.bootstrap_servers, overrides={"group.id": group, **self.kafka_config}
+            )
         )
         try:
             meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
@@ -486,8 +503,19 @@ class CheckContext:
 
     # ------------------------------------------------------------------ workers
     def worker_properties(self, **overrides: str) -> dict[str, str]:
-        """Worker properties for checks: JSON converters, an offsets file, fast commits."""
+        """Worker properties for checks: JSON converters, an offsets file, fast commits.
+
+        The cluster's security settings go in as Kafka reads them: unprefixed (the worker's
+        admin clients and internal topics) and with the ``producer.`` and ``consumer.``
+        prefixes (the tasks' clients).
+        """
+        security = {
+            f"{prefix}{key}": value
+            for prefix in ("", "producer.", "consumer.")
+            for key, value in self.kafka_config.items()
+        }
         props = {
+            **security,
             "bootstrap.servers": self.bootstrap_servers,
             "key.converter": JSON_CONVERTER,
             "value.converter": JSON_CONVERTER,

@@ -113,10 +113,12 @@ def _broker(run: CertificationRun) -> dict[str, Any]:
     described = run.environment.get("broker")
     if described:
         name, _, version = described.partition(" ")
-        if kind == "embedded":
-            return {"kind": kind, "name": name, "version": version or "unknown"}
+        if kind in ("embedded", "embedded-tls"):
+            version, _, how = version.partition(" ")
+            found = {"kind": kind, "name": name, "version": version or "unknown"}
+            return found | ({"note": how} if how else {})
         return {"kind": kind, "name": described, "version": "unknown"}
-    if kind in ("embedded", "testcontainers"):
+    if kind in ("embedded", "embedded-tls", "testcontainers"):
         return {"kind": kind, "name": None, "version": None, "note": "no check needed Kafka"}
     return {
         "kind": "external",

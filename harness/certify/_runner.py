@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,7 +34,7 @@ from harness.certify._checks import (
 )
 from harness.certify._context import CheckContext
 from harness.certify._discovery import all_checks
-from harness.certify._evidence import redact_value
+from harness.certify._evidence import SECRET_NAME, redact_value
 from harness.certify._project import Project
 from harness.certify._report_config import config_reference_html
 
@@ -252,6 +252,7 @@ def certify(
     jobs: int = 1,
     runtime: str = "embedded",
     seed: int | None = None,
+    kafka_config: Mapping[str, str] | None = None,
 ) -> CertificationRun:
     """Run the certification suites against ``project`` and return the run.
 
@@ -259,7 +260,7 @@ def certify(
 
     Args:
         project: a loaded project, or its directory.
-        kafka: ``embedded``, ``testcontainers``, or bootstrap servers.
+        kafka: ``embedded``, ``embedded-tls``, ``testcontainers``, or bootstrap servers.
         only: check ids or suites to run (all when empty).
         skip: check ids or suites to skip.
         listener: progress callbacks.
@@ -288,6 +289,11 @@ def certify(
         seed: the seed of the values the checks generate (SCH-09's hostile values): the same
             seed draws the same values, so a failure can be reproduced. None (the default)
             draws a fresh one; the run records it in its environment (``seed``).
+        kafka_config: the cluster's client security settings in Kafka's terms
+            (``security.protocol=SSL``, ``ssl.truststore.location``, ``sasl.*``...), given to
+            every client and worker of the run (unprefixed, ``producer.`` and ``consumer.``);
+            merged over those of the provider (``embedded-tls`` brings its own). Their secret
+            values are redacted from the bundle like connector secrets.
 
     Raises:
         ConnectException: Kafka could not be started, or (isolated) the child process that
@@ -322,7 +328,9 @@ def certify(
     old_level = root.level
     if root.level > logging.INFO or root.level == logging.NOTSET:
         root.setLevel(logging.INFO)
-    provider = kafka_provider(kafka)
+    given = dict(kafka_config or {})
+    external = bool(given) and _kafka_kind(kafka) == "external"
+    provider = kafka_provider(kafka, **({"client_config": given} if external else {}))
     spark = _SparkForRun(runtime)
     try:
         if listener is not None:
@@ -332,7 +340,12 @@ def certify(
         if needs_kafka:
             provider.start()
             bootstrap = provider.bootstrap_servers
+        security = {**provider.client_config(), **dict(kafka_config or {})}
+        run.secrets |= {str(v) for k, v in security.items() if SECRET_NAME.search(k) and v}
         run.environment = _environment(loaded, kafka, provider)
+        run.environment["kafka_security_protocol"] = str(
+            security.get("security.protocol", "PLAINTEXT")
+        )
         run.environment["runtime"] = runtime
         run.environment["seed"] = str(run.seed)
         if runtime == "distributed" and any(
@@ -356,6 +369,7 @@ def certify(
                 run,
                 items,
                 bootstrap,
+                security,
                 kafka,
                 provided,
                 base,
@@ -384,6 +398,7 @@ def certify(
                     broker=stall,
                     spark_dir=spark.directory,
                     seed=run.seed,
+                    kafka_config=security,
                 )
                 run.results.append(result)
                 if listener is not None:
@@ -406,6 +421,7 @@ def _run_isolated(
     run: CertificationRun,
     items: list[tuple[int, Check, type[ConnectorDriver], str | None]],
     bootstrap: str,
+    security: dict[str, str],
     kafka: str,
     provided: frozenset[str],
     base: Path,
@@ -494,6 +510,7 @@ def _run_isolated(
     job = {
         "project": project,
         "bootstrap": bootstrap,
+        "kafka_config": security,
         "kafka": kafka,
         "provided": provided,
         "log_level": log_level,
@@ -538,6 +555,7 @@ def _run_one(
     broker: BrokerStall | None = None,
     spark_dir: str | None = None,
     seed: int = 0,
+    kafka_config: Mapping[str, str] | None = None,
 ) -> CheckResult:
     kind: Kind = "source" if issubclass(driver, SourceDriver) else "sink"
     subject = project_subject(project, c, driver)
@@ -567,6 +585,7 @@ def _run_one(
         project=project,
         driver_class=driver,
         bootstrap_servers=bootstrap,
+        kafka_config=dict(kafka_config or {}),
         kafka_kind=_kafka_kind(kafka),
         environment=provided,
         workdir=workdir,
@@ -685,7 +704,7 @@ class _SparkForRun:
 
 
 def _kafka_kind(spec: str) -> str:
-    return spec if spec in ("embedded", "testcontainers") else "external"
+    return spec if spec in ("embedded", "embedded-tls", "testcontainers") else "external"
 
 
 def _environment(project: Project, kafka: str, provider: object) -> dict[str, str]:
@@ -704,7 +723,12 @@ def _environment(project: Project, kafka: str, provider: object) -> dict[str, st
         "kafka": _kafka_kind(kafka),
     }
     if _kafka_kind(kafka) != "external":
-        env["broker"] = f"Tansu {tansu_version()}" if kafka == "embedded" else repr(provider)
+        env["broker"] = (
+            f"Tansu {tansu_version()}"
+            + (" behind a TLS-terminating proxy" if kafka == "embedded-tls" else "")
+            if kafka in ("embedded", "embedded-tls")
+            else repr(provider)
+        )
     env["executable"] = sys.executable
     return env
 

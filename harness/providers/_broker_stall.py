@@ -75,7 +75,9 @@ def broker_stall(provider: KafkaProvider) -> BrokerStall | None:
     The embedded broker (a process this run started) and a testcontainers broker (a container
     it started) can; an existing cluster cannot.
     """
-    if isinstance(provider, EmbeddedKafka) and hasattr(signal, "SIGSTOP"):
+    from harness.providers._tls_kafka import TlsKafka
+
+    if isinstance(provider, (EmbeddedKafka, TlsKafka)) and hasattr(signal, "SIGSTOP"):
         pid = provider.pid
         return BrokerStall(pid=pid) if pid is not None else None
     if isinstance(provider, TestcontainersKafka):

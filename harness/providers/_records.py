@@ -49,15 +49,19 @@ def produce(
     partition: int | None = None,
     headers: Mapping[str, bytes | str] | None = None,
     timeout: float = 30.0,
+    client_config: Mapping[str, Any] | None = None,
 ) -> int:
     """Produce records to ``topic`` and wait until all are acknowledged; return how many.
 
-    Each element is a value, or a ``(key, value)`` pair.
+    Each element is a value, or a ``(key, value)`` pair. ``client_config`` holds the cluster's
+    security settings (``security.protocol``, ``ssl.*``; see ``KafkaProvider.client_config``).
 
     Raises:
         ConnectException: a record was not acknowledged within ``timeout`` seconds.
     """
-    producer = new_producer(producer_config(bootstrap_servers, {"linger.ms": 5}))
+    producer = new_producer(
+        producer_config(bootstrap_servers, {"linger.ms": 5, **(client_config or {})})
+    )
     errors: list[str] = []
 
     def on_delivery(err: Any, msg: Any) -> None:
@@ -94,19 +98,22 @@ def consume_all(
     min_records: int | None = None,
     timeout: float = 30.0,
     idle: float = 1.0,
+    client_config: Mapping[str, Any] | None = None,
 ) -> list[Record]:
     """Read ``topic`` from the beginning of every partition, without a consumer group.
 
     Stops once ``min_records`` records are read (``timeout`` seconds at most; fewer records is
     an AssertionError), or, without ``min_records``, once every partition was read to its end
     and nothing new arrived for ``idle`` seconds (the end Tansu reports can lag). Records come
-    back in partition, then offset order.
+    back in partition, then offset order. ``client_config``: the cluster's security settings.
     """
     deadline = time.monotonic() + timeout
-    partitions = _wait_partitions(bootstrap_servers, topic, deadline)
+    security = dict(client_config or {})
+    partitions = _wait_partitions(bootstrap_servers, topic, deadline, security)
     consumer = new_consumer(
         consumer_config(
-            bootstrap_servers, overrides={"fetch.wait.max.ms": 50, "enable.partition.eof": True}
+            bootstrap_servers,
+            overrides={"fetch.wait.max.ms": 50, "enable.partition.eof": True, **security},
         )
     )
     records: list[Record] = []
@@ -157,8 +164,10 @@ def _headers(raw: Any) -> list[tuple[str, bytes | None]]:
     return [(str(k), v.encode() if isinstance(v, str) else v) for k, v in items]
 
 
-def _wait_partitions(bootstrap_servers: str, topic: str, deadline: float) -> list[int]:
-    admin = new_admin({"bootstrap.servers": bootstrap_servers})
+def _wait_partitions(
+    bootstrap_servers: str, topic: str, deadline: float, security: Mapping[str, Any]
+) -> list[int]:
+    admin = new_admin({"bootstrap.servers": bootstrap_servers, **security})
     while True:
         remaining = deadline - time.monotonic()
         with contextlib.suppress(Exception):

@@ -21,6 +21,7 @@ import pytest
 
 from harness.certify import Outcome, all_checks
 from harness.providers._docker import dockerd_installed, ping
+from harness.providers.tls import TlsKafka
 from tests._procs import descendants, process_alive
 from tests._wait import wait_until
 from tests.certify._support import describe, project_for, run_checks
@@ -414,3 +415,48 @@ def test_sigterm_stops_what_the_run_started(tmp_path: Path) -> None:
         message=lambda: f"the run's processes to end: {[p for p in started if process_alive(p)]}",
     )
     assert not (root / "certification-report").exists()
+
+
+def test_certify_over_tls_with_client_certificates(tmp_path: Path, mtls_kafka: TlsKafka) -> None:
+    """``--kafka HOST:PORT --kafka-config FILE`` on a broker reached over mutual TLS only."""
+    root = project(tmp_path, GOOD_PYPROJECT)
+    settings = mtls_kafka.client_config()
+    password = settings["ssl.keystore.password"]
+    config = tmp_path / "client.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
+    report = tmp_path / "report"
+    answer = cdk(
+        root,
+        *("--kafka", mtls_kafka.bootstrap_servers, "--kafka-config", config),
+        *("--only", "OFF-01,OFF-06", "--report-dir", report),
+    )
+    assert answer.returncode == 3, answer.stdout + answer.stderr  # --only: INCOMPLETE
+    data = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    outcomes = {(c["id"], c["subject"]): c["outcome"] for c in data["checks"]}
+    assert set(outcomes.values()) == {"passed"}, outcomes
+    assert len(outcomes) == 2
+    assert data["environment"]["kafka_security_protocol"] == "SSL"
+    for path in report.rglob("*"):
+        if path.is_file():
+            assert password.encode() not in path.read_bytes(), path
+    assert password not in answer.stdout + answer.stderr
+    # a trust store that is a Java KeyStore is refused before anything runs, naming keytool
+    jks = tmp_path / "trust.jks"
+    jks.write_bytes(b"\xfe\xed\xfe\xed" + bytes(60))
+    config.write_text(f"security.protocol=SSL\nssl.truststore.location={jks}\n", encoding="utf-8")
+    refused = cdk(root, "--kafka", mtls_kafka.bootstrap_servers, "--kafka-config", config)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "keytool -importkeystore" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_certify_on_the_embedded_tls_broker(tmp_path: Path) -> None:
+    root = project(tmp_path, GOOD_PYPROJECT)
+    report = tmp_path / "report"
+    answer = cdk(root, "--kafka", "embedded-tls", "--only", "OFF-01", "--report-dir", report)
+    assert answer.returncode == 3, answer.stdout + answer.stderr
+    data = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert [c["outcome"] for c in data["checks"]] == ["passed"]
+    assert data["environment"]["kafka"] == "embedded-tls"
+    assert data["environment"]["kafka_security_protocol"] == "SSL"
+    assert data["environment"]["broker"].endswith("behind a TLS-terminating proxy")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.certify import all_checks
+from harness.providers.tls import TlsKafka
 
 # The suites are imported here, before any inner run: pytester forgets the modules an in-process
 # run imports, and re-importing the suites would register their checks a second time.
@@ -183,3 +184,23 @@ def test_without_the_option_the_plugin_does_nothing(pytester: pytest.Pytester) -
     result = pytester.runpytest("-p", "harness.pytest_plugin")
     result.assert_outcomes(passed=1)
     assert "cdk certify" not in result.stdout.str()
+
+
+def test_checks_over_tls_with_the_cluster_s_settings(
+    pytester: pytest.Pytester, mtls_kafka: TlsKafka
+) -> None:
+    """``--cdk-kafka HOST:PORT --cdk-kafka-config FILE``: a mutual-TLS cluster's checks pass."""
+    _project(pytester, PYPROJECT)
+    settings = pytester.path / "client.properties"
+    settings.write_text(
+        "".join(f"{k}={v}\n" for k, v in mtls_kafka.client_config().items()), encoding="utf-8"
+    )
+    result = pytester.runpytest(
+        "-p",
+        "harness.pytest_plugin",
+        "--cdk-project=proj",
+        f"--cdk-kafka={mtls_kafka.bootstrap_servers}",
+        f"--cdk-kafka-config={settings}",
+        "--cdk-only=OFF-06",
+    )
+    result.assert_outcomes(passed=1)

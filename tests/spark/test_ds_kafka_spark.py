@@ -14,6 +14,7 @@ import cdk.spark
 from cdk import Schema, SchemaBuilder, Struct
 from cdk.converters import AvroConverter, JsonConverter
 from cdk.kafka import EmbeddedKafka, NewTopicSpec, create_topics, new_producer, producer_config
+from harness.providers.tls import TlsKafka
 from tests._schema_registry import schema_registry
 from tests.spark.conftest import SPARK_GROUP
 
@@ -132,3 +133,57 @@ def test_avro_with_a_schema_registry_through_kafka_and_back(
 def test_an_unknown_converter_is_named() -> None:
     with pytest.raises(Exception, match=r"no\.such\.Converter"):
         cdk.spark.kafka_decoder("id BIGINT", "no.such.Converter")
+
+
+def test_connectors_through_a_tls_broker(spark: Any, tls_kafka: TlsKafka, tmp_path: Any) -> None:
+    """format("cdk") source -> cdk-kafka over TLS -> cdk-kafka over TLS -> format("cdk") sink.
+
+    The cdk-kafka format takes Kafka's security settings as ``kafka.*`` options, as Spark's own
+    Kafka source does.
+    """
+    import sqlite3
+
+    security = {f"kafka.{k}": v for k, v in tls_kafka.client_config().items()}
+    topic = f"spark-tls-{uuid.uuid4().hex[:8]}"
+    admin = {"bootstrap.servers": tls_kafka.bootstrap_servers, **tls_kafka.client_config()}
+    create_topics(admin, [NewTopicSpec(topic, 2)])
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("".join(f"line {i}\n" for i in range(40)))
+    lines = (
+        spark.read.format("cdk")
+        .option("connector.class", "FileStreamSource")
+        .option("file", str(source_file))
+        .option("topic", topic)
+        .load()
+    )
+    (
+        lines.select(F.col("value").cast("binary").alias("value"))
+        .write.format("cdk-kafka")
+        .option("kafka.bootstrap.servers", tls_kafka.bootstrap_servers)
+        .options(**security)
+        .option("topic", topic)
+        .mode("append")
+        .save()
+    )
+    raw = (
+        spark.read.format("cdk-kafka")
+        .option("kafka.bootstrap.servers", tls_kafka.bootstrap_servers)
+        .options(**security)
+        .option("subscribe", topic)
+        .load()
+    )
+    out = tmp_path / "out.db"
+    (
+        raw.selectExpr("offset + partition * 1000 AS id", "CAST(value AS STRING) AS line")
+        .write.format("cdk")
+        .option("connector.class", "SqliteSink")
+        .option("connection.url", f"jdbc:sqlite:{out}")
+        .option("topics", "lines")
+        .option("auto.create", "true")
+        .option("insert.mode", "insert")
+        .mode("append")
+        .save()
+    )
+    with sqlite3.connect(out) as db:
+        stored = sorted(line for (line,) in db.execute("SELECT line FROM lines"))
+    assert stored == sorted(f"line {i}" for i in range(40))

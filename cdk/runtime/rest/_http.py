@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
@@ -166,7 +167,15 @@ class RequestHandler(BaseHTTPRequestHandler):
     server_version = "connect-cdk"
     sys_version = ""
 
+    #: How long a client may take to complete the TLS handshake of an HTTPS connection.
+    handshake_timeout: float = 30.0
+
     def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            # on this connection's thread: a slow or failing client holds up no one else
+            self.request.settimeout(self.handshake_timeout)
+            self.request.do_handshake()
+            self.request.settimeout(None)
         super().setup()
         self.track_connection(self.connection, True)
 

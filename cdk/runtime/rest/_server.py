@@ -5,8 +5,10 @@ follow Kafka Connect 3.9: ``/``, ``/health``, ``/connectors`` (with ``?expand=st
 ``/connectors/{name}`` and its ``config``, ``status``, ``tasks``, ``restart``, ``pause``,
 ``resume``, ``stop``, ``topics`` and ``offsets`` sub-resources, ``/connector-plugins``, and
 ``/admin/loggers`` (log levels, KIP-495).
-The server binds ``127.0.0.1`` unless configured otherwise, may require HTTP basic
-authentication, and never logs request bodies (they carry secrets).
+The server binds ``127.0.0.1`` unless configured otherwise, serves HTTP and HTTPS listeners
+side by side (``listeners=http://...,https://...``; client certificates with
+``ssl.client.auth``), may require HTTP basic authentication, and never logs request bodies
+(they carry secrets).
 """
 
 from __future__ import annotations
@@ -18,16 +20,17 @@ import hmac
 import logging
 import re
 import socket
+import ssl
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable
-from http.server import ThreadingHTTPServer
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, parse_qs, quote, unquote, urlsplit
 
-from cdk.errors import ConfigException, ConnectException, NotFoundException
+from cdk.errors import ConfigException, NotFoundException
 from cdk.runtime._loggers import to_python_level
+from cdk.runtime._worker_config import Listener
 from cdk.runtime.rest._http import (
     HttpError,
     Request,
@@ -38,6 +41,7 @@ from cdk.runtime.rest._http import (
     string_map,
 )
 from cdk.runtime.rest._kit_info import kit_commit
+from cdk.runtime.rest._listeners import BoundListener, bind_listener, is_loopback
 from cdk.runtime.rest._requests import NotLeaderException
 
 if TYPE_CHECKING:
@@ -56,9 +60,17 @@ class RestServer:
     """The REST API of a worker, served on its own threads.
 
     Args:
-        host: the interface to bind (``127.0.0.1`` by default).
+        host: the interface to bind (``127.0.0.1`` by default), when ``listeners`` is not given.
         port: the port; 0 picks a free one (see :attr:`url`).
         basic_auth: ``(user, password)`` every request must present, or ``None``.
+        listeners: the listeners to serve (HTTP and HTTPS side by side), instead of
+            ``host``/``port``.
+        tls: the TLS context of the HTTPS listeners (required when one is HTTPS).
+        client_tls: the TLS context for forwarding writes to an HTTPS leader (the system's
+            trust when ``None``).
+        advertised: the URL given to other drivers and clients, as
+            ``(scheme, host, port)`` with ``None`` for "the listener's own"; by default the
+            first HTTP listener (the first HTTPS one when there is no HTTP one).
 
     Example::
 
@@ -69,14 +81,29 @@ class RestServer:
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 8083, basic_auth: tuple[str, str] | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8083,
+        basic_auth: tuple[str, str] | None = None,
+        *,
+        listeners: Sequence[Listener] | None = None,
+        tls: ssl.SSLContext | None = None,
+        client_tls: ssl.SSLContext | None = None,
+        advertised: tuple[str | None, str | None, int | None] = (None, None, None),
     ) -> None:
-        self.host = host
-        self.port = port
+        self.listeners: list[Listener] = (
+            list(listeners) if listeners else [Listener("http", host, port)]
+        )
+        if any(listener.scheme == "https" for listener in self.listeners) and tls is None:
+            raise ConfigException(
+                "listeners", ",".join(x.url for x in self.listeners), "HTTPS needs a TLS context"
+            )
+        self._tls = tls
+        self._client_tls = client_tls
+        self._advertised = advertised
         self._basic_auth = basic_auth
         self._herder: AbstractHerder | None = None
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._bound: list[BoundListener] = []
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
         self._routes = self._build_routes()
@@ -87,24 +114,45 @@ class RestServer:
 
     @classmethod
     def from_config(cls, config: WorkerConfig) -> RestServer:
-        """A server for the worker's ``listeners`` and ``rest.basic.auth.*`` settings.
+        """A server for the worker's ``listeners``, TLS, ``rest.advertised.*`` and basic auth.
+
+        HTTPS listeners take their key and certificate from the ``listeners.https.ssl.*`` keys,
+        or the ``ssl.*`` ones when none is prefixed (Kafka's rule); the same settings are used
+        to forward writes to an HTTPS leader.
 
         Raises:
-            ConfigException: the listener is HTTPS (not supported) or basic auth is incomplete.
+            ConfigException: a TLS setting is missing or invalid (a JKS store names its
+                conversion), ``rest.advertised.listener`` names a scheme no listener has, or
+                basic auth is incomplete.
         """
-        scheme, host, port = config.listener()
-        if scheme != "http":
-            raise ConfigException("listeners", scheme, "Only HTTP listeners are supported")
-        return cls(host, port, config.basic_auth())
+        from cdk.runtime.rest._tls import client_context, server_context
+
+        listeners = config.listeners()
+        scheme = config.advertised_listener()
+        host, port = config.advertised_host_port()
+        settings, prefix = config.rest_ssl_settings()
+        https = any(listener.scheme == "https" for listener in listeners)
+        tls = server_context(settings, prefix) if https else None
+        trust_given = any(
+            settings.get(k) for k in ("ssl.truststore.location", "ssl.truststore.certificates")
+        )
+        client_tls = client_context(settings, prefix) if https or trust_given else None
+        return cls(
+            listeners=listeners,
+            basic_auth=config.basic_auth(),
+            tls=tls,
+            client_tls=client_tls,
+            advertised=(scheme, host, port),
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def bind(self) -> str:
-        """Bind the listening socket (without serving yet); return :attr:`url`.
+        """Bind the listening sockets (without serving yet); return :attr:`url`.
 
         Raises:
-            ConnectException: the address cannot be bound (e.g. the port is in use).
+            ConnectException: an address cannot be bound (e.g. the port is in use).
         """
-        if self._server is None:
+        if not self._bound:
             rest = self
 
             class Handler(RequestHandler):
@@ -112,47 +160,58 @@ class RestServer:
                 track_connection = staticmethod(rest._track)
 
             try:
-                server = ThreadingHTTPServer((self.host, self.port), Handler)
-            except OSError as exc:
-                raise ConnectException(
-                    f"Could not bind the REST API to {self.host}:{self.port}: {exc}"
-                ) from exc
-            server.daemon_threads = False
-            server.block_on_close = True
-            self._server = server
-            self.port = server.server_address[1]
+                for listener in self.listeners:
+                    tls = self._tls if listener.scheme == "https" else None
+                    self._bound.append(bind_listener(listener, Handler, tls))
+            except BaseException:
+                for bound in self._bound:
+                    bound.stop()
+                self._bound = []
+                raise
+            self.listeners = [bound.listener for bound in self._bound]
         return self.url
 
     def start(self, herder: AbstractHerder) -> None:
-        """Serve ``herder``'s API on a background thread (binding first if needed)."""
+        """Serve ``herder``'s API on background threads (binding first if needed)."""
         self._herder = herder
         self.bind()
-        assert self._server is not None
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.1},
-            name="cdk-rest",
-            daemon=False,
+        for bound in self._bound:
+            bound.start()
+        self._warn_clear_credentials()
+        log.info(
+            "REST API listening on %s, advertising %s",
+            ", ".join(listener.url for listener in self.listeners),
+            self.url,
         )
-        self._thread.start()
-        log.info("REST API listening on %s", self.url)
+
+    def _warn_clear_credentials(self) -> None:
+        if self._basic_auth is None:
+            return
+        for listener in self.listeners:
+            if listener.scheme == "http" and not is_loopback(listener.host):
+                log.warning(
+                    "REST basic authentication is configured, but the plain HTTP listener %s "
+                    "is reachable beyond this host: passwords and connector configs cross the "
+                    "network in clear. Serve the REST API over HTTPS (listeners=https://..., "
+                    "with listeners.https.ssl.keystore.location) or bind HTTP to 127.0.0.1.",
+                    listener.url,
+                )
 
     def stop(self) -> None:
-        """Stop serving: close open connections, close the socket, join the threads."""
-        server, self._server = self._server, None
-        if server is None:
+        """Stop serving: close open connections, close the sockets, join the threads."""
+        bound, self._bound = self._bound, []
+        if not bound:
             return
-        if self._thread is not None:
-            server.shutdown()
+        for each in bound:
+            if each.thread is not None:
+                each.server.shutdown()
         with self._connections_lock:
             connections = list(self._connections)
         for connection in connections:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        for each in bound:
+            each.stop()
         log.info("REST API stopped")
 
     def __enter__(self) -> RestServer:
@@ -161,15 +220,43 @@ class RestServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
+    def _advertised_listener(self) -> Listener:
+        scheme = self._advertised[0]
+        if scheme is None:
+            schemes = {listener.scheme for listener in self.listeners}
+            scheme = "http" if "http" in schemes else "https"
+        for listener in self.listeners:
+            if listener.scheme == scheme:
+                return listener
+        return self.listeners[0]
+
+    @property
+    def host(self) -> str:
+        """The advertised host (``rest.advertised.host.name``, else the listener's)."""
+        listener = self._advertised_listener()
+        host = self._advertised[1] or listener.host or "127.0.0.1"
+        return "127.0.0.1" if host in ("0.0.0.0", "::") else host
+
+    @property
+    def port(self) -> int:
+        """The advertised port (``rest.advertised.port``, else the listener's bound port)."""
+        advertised = self._advertised[2]
+        return advertised if advertised is not None else self._advertised_listener().port
+
     @property
     def url(self) -> str:
-        """The base URL, e.g. ``http://127.0.0.1:8083``."""
-        host = self.host or "127.0.0.1"
-        if host == "0.0.0.0":
-            host = "127.0.0.1"
-        if ":" in host:
-            host = f"[{host}]"
-        return f"http://{host}:{self.port}"
+        """The URL given to other drivers and clients, e.g. ``https://127.0.0.1:8443``.
+
+        ``rest.advertised.listener``/``host.name``/``port`` when set, else those of the first
+        HTTP listener (HTTPS when there is none); a wildcard host is given as 127.0.0.1.
+        """
+        scheme = self._advertised_listener().scheme
+        return Listener(scheme, self.host, self.port).url
+
+    @property
+    def urls(self) -> list[str]:
+        """The URL of every listener (bound ports once :meth:`bind` ran)."""
+        return [listener.url for listener in self.listeners]
 
     def _track(self, connection: socket.socket, add: bool) -> None:
         with self._connections_lock:
@@ -278,8 +365,11 @@ class RestServer:
             if value:
                 forwarded.add_header(name, value)
         log.debug("Forwarding %s %s to the leader at %s", method, split.path, leader)
+        tls = self._client_tls if target.lower().startswith("https:") else None
         try:
-            with urllib.request.urlopen(forwarded, timeout=FORWARD_TIMEOUT_S) as answer:
+            with urllib.request.urlopen(
+                forwarded, timeout=FORWARD_TIMEOUT_S, context=tls
+            ) as answer:
                 status, payload = answer.status, answer.read()
                 content_type = answer.headers.get("Content-Type")
         except urllib.error.HTTPError as exc:

@@ -87,7 +87,7 @@ class InProcessWorker:
         from cdk.kafka._clients import UNREACHABLE_WARNINGS
 
         try:
-            return check_connection(self.config.bootstrap_servers, self._cluster_id_timeout)
+            return check_connection(self.config.admin_props(), self._cluster_id_timeout)
         except BrokerUnreachableException as exc:
             # the same (rate-limited) report as the tasks' clients give while it stays down
             detail = f"could not read the Kafka cluster id, {exc.detail}"

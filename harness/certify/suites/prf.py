@@ -356,7 +356,11 @@ class _Tail:
         self._consumer = new_consumer(
             consumer_config(
                 ctx.bootstrap_servers,
-                overrides={"fetch.wait.max.ms": 10, "enable.partition.eof": False},
+                overrides={
+                    "fetch.wait.max.ms": 10,
+                    "enable.partition.eof": False,
+                    **ctx.kafka_config,
+                },
             )
         )
 
@@ -374,7 +378,7 @@ class _Tail:
         if now >= self._next_listing:
             self._next_listing = now + 1.0
             new = {
-                t for t in list_topics(self.ctx.bootstrap_servers) if t.startswith(self.prefix)
+                t for t in list_topics(self.ctx.admin_config) if t.startswith(self.prefix)
             } - self._assigned
             for topic in sorted(new):
                 meta = self._consumer.list_topics(topic, timeout=10).topics.get(topic)
@@ -430,7 +434,9 @@ class _Producer:
         self._key = _json(is_key=True)
         self._value = _json(is_key=False)
         # One producer for the whole check: a new one takes ~0.5 s for its first record.
-        self._producer = new_producer(producer_config(ctx.bootstrap_servers, {"linger.ms": 0}))
+        self._producer = new_producer(
+            producer_config(ctx.bootstrap_servers, {"linger.ms": 0, **ctx.kafka_config})
+        )
 
     def encode(self, ids: Sequence[int]) -> list[tuple[bytes | None, bytes | None]]:
         """The key and value bytes of records ``ids`` as the sink driver shapes them."""

@@ -20,6 +20,7 @@ from cdk.errors import ConfigException, ConnectException, NotFoundException
 from cdk.runtime._status import TargetState
 from cdk.runtime.distributed._worker import DistributedWorker
 from cdk.runtime.rest._requests import BadRequestException
+from tests._tls import STORE_PASSWORD, TlsFiles
 from tests._wait import wait_until
 from tests.integration._support import (
     all_keys,
@@ -342,6 +343,46 @@ def test_a_standby_driver_forwards_writes_and_takes_over(
             reader.wait_for(600)
             keys = reader.keys()
     assert set(keys) == set(all_keys(1, 600))
+
+
+def test_a_standby_driver_forwards_writes_to_an_https_leader(
+    driver: Driver, props: dict[str, str], kafka_bootstrap: str, tls_files: TlsFiles
+) -> None:
+    """HTTPS listeners requiring client certificates: the standby presents its own to forward."""
+    props.update(
+        {
+            "listeners": "https://127.0.0.1:0",
+            "listeners.https.ssl.keystore.type": "PKCS12",
+            "listeners.https.ssl.keystore.location": str(tls_files.server_p12),
+            "listeners.https.ssl.keystore.password": STORE_PASSWORD,
+            "listeners.https.ssl.truststore.type": "PEM",
+            "listeners.https.ssl.truststore.location": str(tls_files.ca_pem),
+            "listeners.https.ssl.client.auth": "required",
+        }
+    )
+    topic = make_topic(kafka_bootstrap)
+    leader = driver(rest=True, workers=1)
+    standby = driver(rest=True, workers=1)
+    assert not standby.herder.leading
+    assert leader.rest_url is not None
+    assert standby.rest_url is not None
+    assert leader.rest_url.startswith("https://")
+    assert standby.herder.leader_url == leader.rest_url
+    config = generator_config(topic, records=20, poll_interval_ms=20, batch_size=5)
+    context = tls_files.client_context(certificate=True)
+    with httpx.Client(base_url=standby.rest_url, timeout=60, verify=context) as http:
+        r = http.post("/connectors", json={"name": "src", "config": config})
+        assert r.status_code == 201, r.text  # forwarded to the leader over HTTPS
+        assert "src" in leader.herder.connectors()
+        _wait_states(standby, "src", "RUNNING", ["RUNNING"])
+        assert http.put("/connectors/src/pause").status_code == 202
+        _wait_states(leader, "src", "PAUSED", ["PAUSED"])
+    # a client without a certificate is refused by the standby itself
+    with (
+        httpx.Client(base_url=standby.rest_url, verify=tls_files.client_context()) as http,
+        pytest.raises(httpx.TransportError),
+    ):
+        http.delete("/connectors/src")
 
 
 # ------------------------------------------------------------------------------ REST and errors

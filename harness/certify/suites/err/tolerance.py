@@ -217,11 +217,13 @@ def _read_dlq(ctx: CheckContext, dlq: str, count: int) -> list[Any]:
 
     deadline = time.monotonic() + DLQ_S
     consumer = new_consumer(
-        consumer_config(ctx.bootstrap_servers, overrides={"fetch.wait.max.ms": 50})
+        consumer_config(
+            ctx.bootstrap_servers, overrides={"fetch.wait.max.ms": 50, **ctx.kafka_config}
+        )
     )
     messages: list[Any] = []
     try:
-        while dlq not in list_topics(ctx.bootstrap_servers):
+        while dlq not in list_topics(ctx.admin_config):
             if time.monotonic() >= deadline:
                 return messages
             time.sleep(0.2)  # polling the topic list
