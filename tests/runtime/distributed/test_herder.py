@@ -374,9 +374,9 @@ def test_a_standby_driver_forwards_writes_to_an_https_leader(
         r = http.post("/connectors", json={"name": "src", "config": config})
         assert r.status_code == 201, r.text  # forwarded to the leader over HTTPS
         assert "src" in leader.herder.connectors()
-        _wait_states(standby, "src", "RUNNING", ["RUNNING"])
+        wait_states(standby, "src", "RUNNING", ["RUNNING"])
         assert http.put("/connectors/src/pause").status_code == 202
-        _wait_states(leader, "src", "PAUSED", ["PAUSED"])
+        wait_states(leader, "src", "PAUSED", ["PAUSED"])
     # a client without a certificate is refused by the standby itself
     with (
         httpx.Client(base_url=standby.rest_url, verify=tls_files.client_context()) as http,
