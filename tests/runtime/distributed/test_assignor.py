@@ -139,6 +139,7 @@ def test_any_sequence_of_changes_converges_balanced_without_overlap(
     counts: list[int], workers: int, changes: list[tuple[str, int]]
 ) -> None:
     names = [f"w{i}" for i in range(workers)]
+    added = workers  # new workers get names never used before
     tasks = {f"c{i}": (n, 1, 0) for i, n in enumerate(counts)}
 
     def wanted() -> set[AssignedTask]:
@@ -147,7 +148,8 @@ def test_any_sequence_of_changes_converges_balanced_without_overlap(
     current, _ = _converge(wanted(), names)
     for change, pick in changes:
         if change == "add":
-            names = [*names, f"w{len(names) + pick}"]
+            names = [*names, f"w{added}"]
+            added += 1
         elif change == "drop" and len(names) > 1:
             gone = names[pick % len(names)]
             names = [n for n in names if n != gone]
@@ -162,5 +164,6 @@ def test_any_sequence_of_changes_converges_balanced_without_overlap(
             tasks[c] = (n, g, r + 1)
         current, _ = _converge(wanted(), names, current)
         assert set().union(*current.values()) == wanted()
+        assert sorted(current) == sorted(names)
         loads = _loads(current)
         assert loads[-1] - loads[0] <= 1, current
