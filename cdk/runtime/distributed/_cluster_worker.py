@@ -78,6 +78,7 @@ class ClusterWorker:
         #: tests freeze a worker's heartbeats (as a machine that hangs) with this
         self.heartbeats_paused = threading.Event()
         self.worker: Worker | None = None
+        self._view: _WorkerStatusView
         self.started = threading.Event()
 
     def stop(self) -> None:
@@ -114,7 +115,7 @@ class ClusterWorker:
             for store in (config_store, assignments, status):
                 store.start()
                 started.append(store)
-            view = _WorkerStatusView(status, self.worker_id, config_store)
+            view = self._view = _WorkerStatusView(status, self.worker_id, config_store)
             worker = self.worker = Worker(
                 config, self.plugins, offsets, view, worker_id=self.worker_id
             )
@@ -236,6 +237,9 @@ class ClusterWorker:
         for tid in ids:
             runner = self.worker.task_runner(tid)
             whole = ending or _generation_ended(snapshot, self._running[tid])
+            if not whole:
+                # it moves to another worker, which reports it: this one says nothing more
+                self._view.moving.add(tid)
             if isinstance(runner, WorkerSinkTask) and whole:
                 ordered.append(tid)
             else:
@@ -249,6 +253,7 @@ class ClusterWorker:
         elif ordered:
             self.worker.stop_tasks(ordered)
         for tid in ids:
+            self._view.moving.discard(tid)
             task = self._running.pop(tid, None)
             if task is not None:
                 log.info("Worker %s stopped task %s", self.worker_id, task)
@@ -326,9 +331,9 @@ class _WorkerStatusView(StatusStoreView):
     """The status store a cluster worker's tasks report through.
 
     An ``UNASSIGNED`` task status (a task that stops, or is about to start) is written only over
-    a status of this worker's: a task that moved to another worker must not overwrite what that
-    one reports, and a task the leader removed (fewer tasks, a stopped or deleted connector)
-    must not come back.
+    a status of this worker's, and not at all for a task that moves to another worker (that one
+    reports it): the new owner's ``RUNNING`` may land between the check and the write. A task
+    the leader removed (fewer tasks, a stopped or deleted connector) must not come back either.
     """
 
     def __init__(
@@ -337,10 +342,14 @@ class _WorkerStatusView(StatusStoreView):
         super().__init__(store)
         self._worker_id = worker_id
         self._configs = configs
+        #: tasks being stopped because they move to another worker
+        self.moving: set[ConnectorTaskId] = set()
 
     def put_task(self, task_id: ConnectorTaskId, status: Status) -> None:
         """Write a task status (``UNASSIGNED`` only over this worker's own)."""
         if status.state is State.UNASSIGNED:
+            if task_id in self.moving:
+                return
             if task_id.connector not in self._configs.snapshot().connector_configs:
                 return
             current = self.store.task(task_id)
