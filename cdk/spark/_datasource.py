@@ -17,8 +17,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cdk.spark._datasource_arrow import arrow_batches
 from cdk.spark._datasource_options import Options, parse_options, start_connector
-from cdk.spark._datasource_rows import RowMaker, SinkRecordMaker, infer_schema
+from cdk.spark._datasource_rows import SinkRecordMaker, infer_schema
 from cdk.spark._datasource_stream import ConnectorStreamReader, ConnectorStreamWriter
 from cdk.spark._datasource_tasks import read_bounded, write_partition
 from cdk.spark._lazy import require
@@ -100,11 +101,9 @@ class ConnectorReader(DataSourceReader):
         connector.stop()
         return [_Partition(i, c) for i, c in enumerate(configs)]
 
-    def read(self, partition: Any) -> Iterator[tuple[Any, ...]]:
-        """The rows of one task (on an executor)."""
-        maker = RowMaker(self.schema)
-        for record in read_bounded(self.options, partition.config, {}):
-            yield maker.row(record)
+    def read(self, partition: Any) -> Iterator[Any]:
+        """The rows of one task as Arrow record batches (on an executor)."""
+        return arrow_batches(read_bounded(self.options, partition.config, {}), self.schema)
 
 
 class ConnectorWriter(DataSourceWriter):

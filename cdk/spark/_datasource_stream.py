@@ -17,8 +17,9 @@ from typing import Any
 
 from cdk.api import Connector
 from cdk.errors import ConnectException
+from cdk.spark._datasource_arrow import arrow_batches
 from cdk.spark._datasource_options import Options, canonical, start_connector
-from cdk.spark._datasource_rows import RowMaker, SinkRecordMaker
+from cdk.spark._datasource_rows import SinkRecordMaker
 from cdk.spark._datasource_tasks import SourceTaskRun, replay, write_partition
 from cdk.spark._lazy import require
 
@@ -173,11 +174,13 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             if any(starts[i].get(p) != o for p, o in ends[i].items())
         ]
 
-    def read(self, partition: Any) -> Iterator[tuple[Any, ...]]:
-        """The batch's records of one task, replayed from the batch's start (on an executor)."""
-        maker = RowMaker(self.schema)
-        for record in replay(self.options, partition.config, partition.start, partition.end):
-            yield maker.row(record)
+    def read(self, partition: Any) -> Iterator[Any]:
+        """The batch's records of one task as Arrow record batches (on an executor).
+
+        The task is replayed from the batch's start offsets.
+        """
+        records = replay(self.options, partition.config, partition.start, partition.end)
+        return arrow_batches(records, self.schema)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Spark processed everything up to ``end``."""

@@ -19,6 +19,7 @@ from cdk.api import (
 )
 from cdk.errors import ConnectException, RetriableException
 from cdk.runtime._contexts import WorkerSinkTaskContext, WorkerSourceTaskContext
+from cdk.runtime._gc import pace_gc_for_records
 from cdk.spark._datasource_options import Options, canonical
 
 __all__ = [
@@ -60,6 +61,7 @@ class SourceTaskRun:
     """One source task started from given offsets; :meth:`poll` retries retriable errors."""
 
     def __init__(self, options: Options, config: Mapping[str, str], offsets: Mapping[str, str]):
+        pace_gc_for_records()  # as a worker's task thread does
         self._options = options
         task = _task_class(options)()
         if not isinstance(task, SourceTask):
@@ -182,6 +184,7 @@ class _Owner:
 
 class _SinkRun:
     def __init__(self, options: Options, config: Mapping[str, str]) -> None:
+        pace_gc_for_records()  # as a worker's task thread does
         self.options = options
         task = _task_class(options)()
         if not isinstance(task, SinkTask):
