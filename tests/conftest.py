@@ -103,6 +103,7 @@ _SPARK_WITHOUT_JVM = {
     "test_ds_spark_api.py",
     "test_ds_options.py",
     "test_ds_arrow.py",
+    "test_ds_arrow_write.py",
 }
 
 

@@ -109,7 +109,9 @@ class Struct:
 
     def get(self, field: str | Field) -> Any:
         """The field's value, or the field schema's default when the value is ``None``."""
-        f = self._lookup(field)
+        f = self.schema._by_name.get(field) if type(field) is str else None
+        if f is None:
+            f = self._lookup(field)
         value = self._values[f.index]
         if value is None:
             return f.schema.default_value

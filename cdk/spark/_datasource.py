@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdk.spark._datasource_arrow import arrow_batches
+from cdk.spark._datasource_arrow_write import ArrowSinkRecordMaker
 from cdk.spark._datasource_options import Options, parse_options, start_connector
 from cdk.spark._datasource_rows import SinkRecordMaker, infer_schema
 from cdk.spark._datasource_stream import ConnectorStreamReader, ConnectorStreamWriter
-from cdk.spark._datasource_tasks import read_bounded, write_partition
+from cdk.spark._datasource_tasks import read_bounded, write_arrow_partition
 from cdk.spark._lazy import require
 from cdk.spark._register import FORMAT
 
@@ -29,8 +30,8 @@ require("pyspark.sql.datasource")  # an actionable error when the spark extra is
 from pyspark import TaskContext  # noqa: E402
 from pyspark.sql.datasource import (  # noqa: E402
     DataSource,
+    DataSourceArrowWriter,
     DataSourceReader,
-    DataSourceWriter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -106,7 +107,7 @@ class ConnectorReader(DataSourceReader):
         return arrow_batches(read_bounded(self.options, partition.config, {}), self.schema)
 
 
-class ConnectorWriter(DataSourceWriter):
+class ConnectorWriter(DataSourceArrowWriter):
     """Batch write: each Spark partition through a sink task."""
 
     def __init__(self, options: Options, schema: Any) -> None:
@@ -118,11 +119,11 @@ class ConnectorWriter(DataSourceWriter):
         self.write_id = options.write_id if options.write_id is not None else int(time.time())
 
     def write(self, iterator: Iterator[Any]) -> SinkCommitMessage:
-        """Write one partition (on an executor)."""
+        """Write one partition, as Arrow record batches (on an executor)."""
         partition = partition_id()
-        maker = SinkRecordMaker(self.schema, topic_option(self.options))
+        maker = ArrowSinkRecordMaker(self.schema, topic_option(self.options))
         config = self.configs[partition % len(self.configs)]
-        written, skipped = write_partition(
+        written, skipped = write_arrow_partition(
             iterator, self.options, config, maker, self.write_id, partition
         )
         return SinkCommitMessage(partition, written, skipped)

@@ -15,19 +15,20 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from cdk.api import Connector
+from cdk.api import Connector, SourceRecord
 from cdk.errors import ConnectException
 from cdk.spark._datasource_arrow import arrow_batches
+from cdk.spark._datasource_arrow_write import ArrowSinkRecordMaker
 from cdk.spark._datasource_options import Options, canonical, start_connector
 from cdk.spark._datasource_rows import SinkRecordMaker
-from cdk.spark._datasource_tasks import SourceTaskRun, replay, write_partition
+from cdk.spark._datasource_tasks import SourceTaskRun, replay, write_arrow_partition
 from cdk.spark._lazy import require
 
 require("pyspark.sql.datasource")
 from pyspark import TaskContext  # noqa: E402
 from pyspark.sql.datasource import (  # noqa: E402
+    DataSourceStreamArrowWriter,
     DataSourceStreamReader,
-    DataSourceStreamWriter,
     InputPartition,
 )
 from pyspark.sql.streaming.datasource import (  # noqa: E402
@@ -48,6 +49,33 @@ Offsets = list[dict[str, str]]
 def _tasks(offset: dict[str, Any] | None, count: int) -> Offsets:
     tasks = [dict(t) for t in (offset or {}).get("tasks", [])]
     return tasks + [{} for _ in range(count - len(tasks))]
+
+
+def _advance(offsets: dict[str, str], records: Sequence[SourceRecord]) -> None:
+    """Set each source partition's offset to that of its last record in ``records``.
+
+    Only the last offset of each run of records of one partition is canonicalised (the records
+    of a poll mostly share their partition); a partition is compared by its canonical text
+    unless it is the very object of the record before.
+    """
+    key: str | None = None
+    partition: Any = _NONE
+    offset: Any = None
+    for record in records:
+        current = record.source_partition
+        if current is not partition:
+            current_key = canonical(current)
+            if current_key != key:
+                if key is not None:
+                    offsets[key] = canonical(offset)
+                key = current_key
+            partition = current
+        offset = record.source_offset
+    if key is not None:
+        offsets[key] = canonical(offset)
+
+
+_NONE: Any = object()
 
 
 def _union(tasks: Offsets) -> dict[str, str]:
@@ -152,8 +180,7 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                         self._drained.add(index)
                     continue
                 found += len(records)
-                for record in records:
-                    end[index][canonical(record.source_partition)] = canonical(record.source_offset)
+                _advance(end[index], records)
         self._position = end
         return {"tasks": end}
 
@@ -194,7 +221,7 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             connector.stop()
 
 
-class ConnectorStreamWriter(DataSourceStreamWriter):
+class ConnectorStreamWriter(DataSourceStreamArrowWriter):
     """``df.writeStream.format("cdk")``: each micro-batch's partitions through sink tasks."""
 
     def __init__(self, options: Options, schema: Any) -> None:
@@ -208,7 +235,7 @@ class ConnectorStreamWriter(DataSourceStreamWriter):
         connector.stop()
 
     def write(self, iterator: Iterator[Any]) -> Any:
-        """Write one partition of a micro-batch (on an executor)."""
+        """Write one partition of a micro-batch, as Arrow record batches (on an executor)."""
         from cdk.spark._datasource import SinkCommitMessage
 
         context = TaskContext.get()
@@ -218,9 +245,9 @@ class ConnectorStreamWriter(DataSourceStreamWriter):
             raise ConnectException(
                 f"Spark did not give the micro-batch id ({BATCH_ID_PROPERTY}) to the writer"
             )
-        maker = SinkRecordMaker(self.schema, self.topic)
+        maker = ArrowSinkRecordMaker(self.schema, self.topic)
         config = self.configs[partition % len(self.configs)]
-        written, skipped = write_partition(
+        written, skipped = write_arrow_partition(
             iterator, self.options, config, maker, int(raw), partition
         )
         return SinkCommitMessage(partition, written, skipped)
