@@ -12,7 +12,7 @@ from typing import Any
 
 from cdk.errors import ConfigException
 from cdk.kafka import EmbeddedKafka, ExternalKafka, KafkaProvider
-from harness.providers._broker_stall import BrokerStall, broker_stall
+from harness.providers._broker_stall import BrokerStall, Stall, broker_stall
 from harness.providers._kafka_containers import (
     OFFICIAL_KAFKA_IMAGE,
     TestcontainersKafka,
@@ -24,6 +24,7 @@ from harness.providers._records import FAST_GROUP_JOIN, Record, consume_all, pro
 __all__ = [
     "FAST_GROUP_JOIN",
     "BrokerStall",
+    "Stall",
     "OFFICIAL_KAFKA_IMAGE",
     "Record",
     "TestcontainersKafka",
