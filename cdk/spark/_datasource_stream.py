@@ -3,10 +3,13 @@
 Reads: the query's offsets are the connector's source offsets, per task
 (``{"tasks": [{partition: offset}, ...]}``, partitions and offsets as canonical JSON), kept in
 Spark's checkpoint. On the driver, live tasks poll ahead to find each micro-batch's end offsets;
-on the executors each task is restarted from the batch's start offsets and polled up to its end
-offsets (:func:`~cdk.spark._datasource_tasks.replay`), so a replayed batch yields the same
-records. Writes: each micro-batch's partitions go through sink tasks whose record offsets derive
-from the batch id, so a sink that stores offsets writes a replayed batch once.
+the records they polled go to the executors with the micro-batch's partitions (as Arrow), so a
+batch's records are polled once. A micro-batch planned again from the checkpoint (the query
+restarted) has no such records: on the executors each task is restarted from the batch's start
+offsets and polled up to its end offsets (:func:`~cdk.spark._datasource_tasks.replay`), so a
+replayed batch yields the same records. Writes: each micro-batch's partitions go through sink
+tasks whose record offsets derive from the batch id, so a sink that stores offsets writes a
+replayed batch once.
 """
 
 from __future__ import annotations
@@ -86,16 +89,48 @@ def _union(tasks: Offsets) -> dict[str, str]:
 
 
 class _BatchPartition(InputPartition):
-    """One task's share of a micro-batch."""
+    """One task's share of a micro-batch.
+
+    ``data`` holds the batch's rows as an Arrow IPC stream when the driver's task polled them
+    for this very batch (then the executor reads them instead of replaying the task), else
+    None.
+    """
 
     def __init__(
-        self, index: int, config: dict[str, str], start: dict[str, str], end: dict[str, str]
+        self,
+        index: int,
+        config: dict[str, str],
+        start: dict[str, str],
+        end: dict[str, str],
+        data: bytes | None = None,
     ) -> None:
         super().__init__(index)
         self.index = index
         self.config = config
         self.start = start
         self.end = end
+        self.data = data
+
+
+#: At most this many records of a task are handed from the driver to the executor with the
+#: micro-batch (more are replayed on the executor, as after a restart).
+HANDED_RECORDS = 100_000
+
+
+def _ipc(batches: Iterator[Any]) -> bytes | None:
+    """Arrow record batches as one IPC stream (None when there are none)."""
+    pa = require("pyarrow")
+    sink = pa.BufferOutputStream()
+    writer = None
+    for batch in batches:
+        if writer is None:
+            writer = pa.ipc.new_stream(sink, batch.schema)
+        writer.write_batch(batch)
+    if writer is None:
+        return None
+    writer.close()
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
 
 
 class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -110,6 +145,9 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._position: Offsets | None = None
         self._available_now = False
         self._drained: set[int] = set()
+        # the records the driver's tasks polled in the last latestOffset(), by task: (the
+        # task's offsets before, after, the records)
+        self._polled: dict[int, tuple[dict[str, str], dict[str, str], list[SourceRecord]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         # Executors get the options and schema; the live connector stays on the driver.
@@ -168,7 +206,9 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._ensure_live(begin)
         assert self._position is not None
         budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        before = [dict(t) for t in self._position]
         end = [dict(t) for t in self._position]
+        polled: dict[int, list[SourceRecord]] = {}
         active = [i for i in range(len(self._live)) if i not in self._drained]
         found = 0
         while active and (budget is None or found < budget):
@@ -181,7 +221,13 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                     continue
                 found += len(records)
                 _advance(end[index], records)
+                polled.setdefault(index, []).extend(records)
         self._position = end
+        self._polled = {
+            i: (before[i], end[i], records)
+            for i, records in polled.items()
+            if len(records) <= HANDED_RECORDS
+        }
         return {"tasks": end}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[Any]:
@@ -195,17 +241,28 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             )
         starts = _tasks(start, len(ends))
         union = _union(starts)
-        return [
-            _BatchPartition(i, self._configs[i], union, ends[i])
-            for i in range(len(ends))
-            if any(starts[i].get(p) != o for p, o in ends[i].items())
-        ]
+        polled, self._polled = self._polled, {}
+        partitions = []
+        for i in range(len(ends)):
+            if not any(starts[i].get(p) != o for p, o in ends[i].items()):
+                continue
+            data = None
+            cached = polled.get(i)
+            if cached is not None and cached[0] == starts[i] and cached[1] == ends[i]:
+                data = _ipc(arrow_batches(cached[2], self.schema))
+            partitions.append(_BatchPartition(i, self._configs[i], union, ends[i], data))
+        return partitions
 
     def read(self, partition: Any) -> Iterator[Any]:
         """The batch's records of one task as Arrow record batches (on an executor).
 
-        The task is replayed from the batch's start offsets.
+        The records the driver's task polled for this batch, handed over with the partition;
+        otherwise (a query restarted from its checkpoint) the task replayed from the batch's
+        start offsets.
         """
+        data = getattr(partition, "data", None)
+        if data is not None:
+            return iter(require("pyarrow").ipc.open_stream(data))
         records = replay(self.options, partition.config, partition.start, partition.end)
         return arrow_batches(records, self.schema)
 

@@ -297,3 +297,44 @@ def test_canonical_is_json_dumps_with_sorted_keys(value: Any) -> None:
     """Checkpoints hold these texts: the fast path writes exactly what json.dumps writes."""
     expected = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     assert canonical(value) == expected
+
+
+def test_a_micro_batch_hands_over_the_records_a_replay_would_give(tmp_path: Any) -> None:
+    """Streaming reads: the records the driver's task polled for a batch travel with its
+    partitions; a replay of the task from the batch's start (a restarted query) gives the same
+    rows."""
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    from cdk.spark._datasource_options import parse_options
+    from cdk.spark._datasource_stream import ConnectorStreamReader
+
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(25)))
+    options = parse_options(
+        {
+            "connector.class": "FileStreamSource",
+            "file": str(source),
+            "topic": "t",
+            "batch.size": "4",
+            "cdk.max.records.per.batch": "10",
+        }
+    )
+    schema = T.StructType(
+        [T.StructField("value", T.StringType()), T.StructField("_source_offset", T.StringType())]
+    )
+    reader = ConnectorStreamReader(options, schema)
+    reader.prepareForTriggerAvailableNow()
+    try:
+        start = reader.initialOffset()
+        seen = []
+        while (end := reader.latestOffset(start, ReadMaxRows(10))) != start:
+            (handed,) = reader.partitions(start, end)
+            assert handed.data is not None
+            rows = pa.Table.from_batches(list(reader.read(handed))).to_pylist()
+            handed.data = None  # as a partition planned again from the checkpoint
+            assert pa.Table.from_batches(list(reader.read(handed))).to_pylist() == rows
+            seen += [r["value"] for r in rows]
+            start = end
+        assert seen == [f"line {i}" for i in range(25)]
+    finally:
+        reader.stop()
