@@ -15,6 +15,7 @@ replayed batch once.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -79,6 +80,91 @@ def _advance(offsets: dict[str, str], records: Sequence[SourceRecord]) -> None:
 
 
 _NONE: Any = object()
+
+
+class _Round:
+    """The polls of one micro-batch, in the calling thread or in the background.
+
+    The live tasks are polled round robin until ``budget`` records came, or until each task
+    came back empty.
+
+    Args:
+        live: the driver's tasks.
+        begin: their offsets before the round.
+        budget: at most this many records (None: no limit), give or take the last poll.
+        available_now: Trigger.AvailableNow: a task that came back empty is drained.
+        drained: the tasks drained before the round (not polled).
+    """
+
+    def __init__(
+        self,
+        live: Sequence[SourceTaskRun],
+        begin: Offsets,
+        budget: int | None,
+        available_now: bool,
+        drained: set[int],
+    ) -> None:
+        self.live = list(live)
+        self.begin = [dict(t) for t in begin]
+        self.budget = budget
+        self._available_now = available_now
+        self._drained = set(drained)
+        self._end = [dict(t) for t in begin]
+        self._polled: dict[int, list[SourceRecord]] = {}
+        self._newly_drained: set[int] = set()
+        self._error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Run the round in the background."""
+        self._thread = threading.Thread(target=self._run_caught, name="cdk-stream-poll-ahead")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _run_caught(self) -> None:
+        try:
+            self.run()
+        except BaseException as exc:  # noqa: BLE001 - raised by result(), in the caller
+            self._error = exc
+
+    def run(self) -> None:
+        """Poll the tasks (in the calling thread)."""
+        active = [i for i in range(len(self.live)) if i not in self._drained]
+        found = 0
+        budget = self.budget
+        while active and (budget is None or found < budget) and not self._stop.is_set():
+            for index in list(active):
+                if self._stop.is_set():
+                    return
+                records = self.live[index].poll()
+                if not records:
+                    active.remove(index)
+                    if self._available_now:
+                        self._newly_drained.add(index)
+                    continue
+                found += len(records)
+                _advance(self._end[index], records)
+                self._polled.setdefault(index, []).extend(records)
+
+    def result(self) -> tuple[Offsets, dict[int, list[SourceRecord]], set[int]]:
+        """(end offsets, the records by task, the tasks drained); waits for the background.
+
+        Raises:
+            BaseException: what a poll raised.
+        """
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._end, self._polled, self._newly_drained
+
+    def cancel(self) -> Offsets:
+        """Stop after the poll in progress; the offsets the tasks are at."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        return self._end
 
 
 def _union(tasks: Offsets) -> dict[str, str]:
@@ -148,6 +234,8 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         # the records the driver's tasks polled in the last latestOffset(), by task: (the
         # task's offsets before, after, the records)
         self._polled: dict[int, tuple[dict[str, str], dict[str, str], list[SourceRecord]]] = {}
+        # the polls of the next micro-batch, running in the background
+        self._ahead: _Round | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # Executors get the options and schema; the live connector stays on the driver.
@@ -171,6 +259,9 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._position = [dict(t) for t in start]
 
     def _stop_tasks(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead.cancel()
         live, self._live = self._live, []
         for run in live:
             try:
@@ -195,6 +286,11 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     ) -> dict[str, Any]:
         """Poll the driver's tasks ahead (round robin, within ``limit``); their end offsets.
 
+        The polls of the next micro-batch start in the background as soon as this one's end
+        is known (:class:`_Round`), so that they run while Spark executes this one; the next
+        call takes their result when it starts where they did, and otherwise drops it (the
+        tasks then restart from the given start).
+
         (PySpark before 4.2 passes neither ``start`` nor ``limit``: the tasks go on from
         where they are.)
         """
@@ -203,31 +299,30 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             start = {"tasks": self._position or []}
             limit = ReadMaxRows(self.options.max_records)
         begin = _tasks(start, len(self._configs))
-        self._ensure_live(begin)
-        assert self._position is not None
         budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        before = [dict(t) for t in self._position]
-        end = [dict(t) for t in self._position]
-        polled: dict[int, list[SourceRecord]] = {}
-        active = [i for i in range(len(self._live)) if i not in self._drained]
-        found = 0
-        while active and (budget is None or found < budget):
-            for index in list(active):
-                records = self._live[index].poll()
-                if not records:
-                    active.remove(index)
-                    if self._available_now:
-                        self._drained.add(index)
-                    continue
-                found += len(records)
-                _advance(end[index], records)
-                polled.setdefault(index, []).extend(records)
+        ahead, self._ahead = self._ahead, None
+        result = None
+        if ahead is not None:
+            if ahead.begin == begin and ahead.budget == budget:
+                result = ahead.result()  # raises what a poll raised
+            else:
+                self._position = ahead.cancel()  # where the tasks are now
+        if result is None:
+            self._ensure_live(begin)
+            assert self._position is not None
+            round_ = _Round(self._live, self._position, budget, self._available_now, self._drained)
+            round_.run()
+            result = round_.result()
+        end, polled, drained = result
+        self._drained |= drained
         self._position = end
         self._polled = {
-            i: (before[i], end[i], records)
+            i: (begin[i], end[i], records)
             for i, records in polled.items()
             if len(records) <= HANDED_RECORDS
         }
+        self._ahead = _Round(self._live, end, budget, self._available_now, self._drained)
+        self._ahead.start()
         return {"tasks": end}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[Any]:
@@ -272,6 +367,9 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
 
     def stop(self) -> None:
         """Stop the driver's tasks and the connector."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead.cancel()
         self._stop_tasks()
         connector, self._connector = self._connector, None
         if connector is not None:

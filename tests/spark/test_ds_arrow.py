@@ -338,3 +338,37 @@ def test_a_micro_batch_hands_over_the_records_a_replay_would_give(tmp_path: Any)
         assert seen == [f"line {i}" for i in range(25)]
     finally:
         reader.stop()
+
+
+def test_a_batch_asked_for_again_drops_the_polls_ahead(tmp_path: Any) -> None:
+    """The next batch is polled in the background; asked for a batch from another start (as
+    when Spark plans a batch again), the reader drops those polls and restarts its tasks."""
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    from cdk.spark._datasource_options import parse_options
+    from cdk.spark._datasource_stream import ConnectorStreamReader
+
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(30)))
+    options = parse_options(
+        {
+            "connector.class": "FileStreamSource",
+            "file": str(source),
+            "topic": "t",
+            "batch.size": "5",
+        }
+    )
+    schema = T.StructType([T.StructField("value", T.StringType())])
+    reader = ConnectorStreamReader(options, schema)
+    try:
+        start = reader.initialOffset()
+        first = reader.latestOffset(start, ReadMaxRows(10))
+        second = reader.latestOffset(first, ReadMaxRows(10))  # taken from the polls ahead
+        assert first != second
+        again = reader.latestOffset(first, ReadMaxRows(10))  # from an earlier start: restarted
+        assert again == second
+        (part,) = reader.partitions(first, again)
+        values = [r["value"] for r in pa.Table.from_batches(list(reader.read(part))).to_pylist()]
+        assert values == [f"line {i}" for i in range(10, 20)]
+    finally:
+        reader.stop()
