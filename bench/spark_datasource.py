@@ -12,7 +12,7 @@ and the streaming pipeline end to end: SQLite source → ``readStream`` → ``wr
 SQLite sink (upsert), ``Trigger.AvailableNow``, until every row is stored (after one warm-up
 run of the pipeline over 1,000 rows, as the reads are measured after a warm-up read).
 
-Run with ``.venv/bin/python bench/spark_datasource.py [--records N]``.
+Run with ``.venv/bin/python bench/spark_datasource.py [--records N] [--runs R]`` (medians).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -137,15 +138,26 @@ def streaming(spark: Any, work: Path, db: Path, n: int, name: str = "stream") ->
     return n / elapsed
 
 
+FS_WORKER = "FileStream, embedded worker -> Kafka"
+DB_WORKER = "SQLite, embedded worker -> Kafka"
+FS_SPARK = "FileStream, spark.read.format('cdk')"
+DB_SPARK = "SQLite, spark.read.format('cdk')"
+STREAM = "SQLite -> readStream -> writeStream -> SQLite"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
-    n = parser.parse_args().records
+    parser.add_argument("--runs", type=int, default=1, help="repeat; medians are printed")
+    args = parser.parse_args()
+    n, runs = args.records, args.runs
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import cdk.spark
 
+    load_before = os.getloadavg()[0]
+    results: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="cdk-bench-spark-") as tmp:
         work = Path(tmp)
         lines, db = make_data(work, n)
@@ -162,17 +174,19 @@ def main() -> None:
             "batch.max.rows": "5000",
             "poll.interval.ms": "50",
         }
-        results: dict[str, float] = {}
         raw_rates = raw(lines, db)
-        results["raw file read (lines/s)"] = raw_rates["file"]
-        results["raw SELECT (rows/s)"] = raw_rates["sqlite"]
+        results["raw file read (lines/s)"] = [raw_rates["file"]]
+        results["raw SELECT (rows/s)"] = [raw_rates["sqlite"]]
         with EmbeddedKafka() as kafka:
-            results["FileStream, embedded worker -> Kafka"] = worker(
-                kafka, work, {**file_source, "name": "fs", "topic": "fs-lines"}, "fs-lines", n
-            )
-            results["SQLite, embedded worker -> Kafka"] = worker(
-                kafka, work, {**sqlite_source, "name": "db", "topic.prefix": "w-"}, "w-rows", n
-            )
+            for run in range(runs):
+                fs = {**file_source, "name": f"fs{run}", "topic": f"fs{run}-lines"}
+                results.setdefault(FS_WORKER, []).append(
+                    worker(kafka, work, fs, f"fs{run}-lines", n)
+                )
+                sql = {**sqlite_source, "name": f"db{run}", "topic.prefix": f"w{run}-"}
+                results.setdefault(DB_WORKER, []).append(
+                    worker(kafka, work, sql, f"w{run}-rows", n)
+                )
         builder = SparkSession.builder.master("local[2]").appName("cdk-bench")
         for key, value in {**cdk.spark.session_conf(), "spark.ui.enabled": "false"}.items():
             builder = builder.config(key, value)
@@ -180,31 +194,30 @@ def main() -> None:
         try:
             cdk.spark.register(spark)
             spark_read(spark, file_source, n)  # warm-up: Python workers, imports
-            results["FileStream, spark.read.format('cdk')"] = spark_read(spark, file_source, n)
-            results["SQLite, spark.read.format('cdk')"] = spark_read(spark, sqlite_source, n)
             _, small = make_data(work / "warm-up", 1000)
-            streaming(spark, work, small, 1000, "warm-up")  # as the batch reads: workers up
-            results["SQLite -> readStream -> writeStream -> SQLite"] = streaming(spark, work, db, n)
+            streaming(spark, work, small, 1000, "warm-up")  # the pipeline's too
+            for run in range(runs):
+                results.setdefault(FS_SPARK, []).append(spark_read(spark, file_source, n))
+                results.setdefault(DB_SPARK, []).append(spark_read(spark, sqlite_source, n))
+                results.setdefault(STREAM, []).append(streaming(spark, work, db, n, f"stream{run}"))
         finally:
             spark.stop()
-    print(f"{n} records, local[2], load average {os.getloadavg()[0]:.1f}")
-    for name, rate in results.items():
-        print(f"  {name:<50} {rate:>12,.0f} rows/s")
-    fs_ratio = (
-        results["FileStream, spark.read.format('cdk')"]
-        / results["FileStream, embedded worker -> Kafka"]
-    )
-    db_ratio = (
-        results["SQLite, spark.read.format('cdk')"] / results["SQLite, embedded worker -> Kafka"]
-    )
-    stream_ratio = (
-        results["SQLite -> readStream -> writeStream -> SQLite"]
-        / results["SQLite, spark.read.format('cdk')"]
-    )
     print(
-        f"spark.read / the worker: FileStream {fs_ratio:.2f}x, SQLite {db_ratio:.2f}x "
-        f"(aim: at least 1.0x); streaming pipeline / SQLite batch read {stream_ratio:.2f}x "
-        "(aim: at least 0.5x)"
+        f"{n} records, local[2], medians of {runs} run(s), load average {load_before:.1f} "
+        f"before, {os.getloadavg()[0]:.1f} after"
+    )
+    for name, rates in results.items():
+        print(f"  {name:<50} {statistics.median(rates):>12,.0f} rows/s")
+
+    def ratios(top: str, bottom: str) -> str:
+        values = [a / b for a, b in zip(results[top], results[bottom], strict=True)]
+        runs_text = ", ".join(f"{v:.2f}" for v in values)
+        return f"{statistics.median(values):.2f}x" + (f" ({runs_text})" if runs > 1 else "")
+
+    print(
+        f"spark.read / the worker: FileStream {ratios(FS_SPARK, FS_WORKER)}, SQLite "
+        f"{ratios(DB_SPARK, DB_WORKER)} (aim: at least 1.0x); streaming pipeline / SQLite "
+        f"batch read {ratios(STREAM, DB_SPARK)} (aim: at least 0.5x)"
     )
 
 

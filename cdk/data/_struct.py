@@ -33,7 +33,7 @@ class Struct:
     __slots__ = ("_values", "schema")
 
     def __init__(self, schema: Schema) -> None:
-        fields = schema._fields if schema is not None else None  # None unless a STRUCT schema
+        fields = schema._fields if isinstance(schema, Schema) else None  # None: not a STRUCT
         if fields is None:
             raise DataException("Not a struct schema: " + repr(schema))
         self.schema = schema
@@ -55,7 +55,7 @@ class Struct:
             DataException: not a struct schema, not one value per field, or an invalid value
                 (naming the first invalid field, with :meth:`put`'s message).
         """
-        fields = schema._fields if schema is not None else None  # None unless a STRUCT schema
+        fields = schema._fields if isinstance(schema, Schema) else None  # None: not a STRUCT
         if fields is None:
             raise DataException("Not a struct schema: " + repr(schema))
         listed = list(values)  # a copy: the caller's list stays the caller's

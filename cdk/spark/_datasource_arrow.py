@@ -128,11 +128,9 @@ class ArrowBatchMaker:
     def _converter(self, index: int) -> Callable[[Any], Any]:
         """PySpark's converter of column ``index`` for a data source's tuples (the row path)."""
         convert = self._converters.get(index)
-        if convert is None:
-            field = self._schema.fields[index]
-            convert = self._converters[index] = self._create_converter(
-                field.dataType, field.nullable
-            )
+        if convert is None:  # as PySpark makes them for a data source's tuples
+            data_type = self._schema.fields[index].dataType
+            convert = self._converters[index] = self._create_converter(data_type)
         return convert
 
     # -- value columns ---------------------------------------------------------------------------

@@ -297,3 +297,10 @@ def test_from_values_needs_one_value_per_field_of_a_struct_schema() -> None:
         Struct.from_values(_OTHER, ["x"])
     assert info.value.field == "a"
     assert Struct.from_values(_OTHER, iter([7])).get("a") == 7
+
+
+def test_a_builder_is_not_a_struct_schema() -> None:
+    builder = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA)
+    for make in (lambda: Struct(builder), lambda: Struct.from_values(builder, [1])):  # type: ignore[arg-type]
+        with pytest.raises(DataException, match="Not a struct schema"):
+            make()
