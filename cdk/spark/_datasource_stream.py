@@ -231,9 +231,9 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._position: Offsets | None = None
         self._available_now = False
         self._drained: set[int] = set()
-        # the records the driver's tasks polled in the last latestOffset(), by task: (the
-        # task's offsets before, after, the records)
-        self._polled: dict[int, tuple[dict[str, str], dict[str, str], list[SourceRecord]]] = {}
+        # the rows the driver's tasks polled in the last latestOffset(), by task: (the task's
+        # offsets before, after, the rows as an Arrow IPC stream)
+        self._polled: dict[int, tuple[dict[str, str], dict[str, str], bytes | None]] = {}
         # the polls of the next micro-batch, running in the background
         self._ahead: _Round | None = None
 
@@ -316,8 +316,10 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         end, polled, drained = result
         self._drained |= drained
         self._position = end
+        # the rows of each task for the executors, made now: partitions() then has nothing to
+        # do while the polls ahead hold the interpreter
         self._polled = {
-            i: (begin[i], end[i], records)
+            i: (begin[i], end[i], _ipc(arrow_batches(records, self.schema)))
             for i, records in polled.items()
             if len(records) <= HANDED_RECORDS
         }
@@ -344,7 +346,7 @@ class ConnectorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             data = None
             cached = polled.get(i)
             if cached is not None and cached[0] == starts[i] and cached[1] == ends[i]:
-                data = _ipc(arrow_batches(cached[2], self.schema))
+                data = cached[2]
             partitions.append(_BatchPartition(i, self._configs[i], union, ends[i], data))
         return partitions
 
