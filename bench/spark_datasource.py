@@ -177,16 +177,6 @@ def main() -> None:
         raw_rates = raw(lines, db)
         results["raw file read (lines/s)"] = [raw_rates["file"]]
         results["raw SELECT (rows/s)"] = [raw_rates["sqlite"]]
-        with EmbeddedKafka() as kafka:
-            for run in range(runs):
-                fs = {**file_source, "name": f"fs{run}", "topic": f"fs{run}-lines"}
-                results.setdefault(FS_WORKER, []).append(
-                    worker(kafka, work, fs, f"fs{run}-lines", n)
-                )
-                sql = {**sqlite_source, "name": f"db{run}", "topic.prefix": f"w{run}-"}
-                results.setdefault(DB_WORKER, []).append(
-                    worker(kafka, work, sql, f"w{run}-rows", n)
-                )
         builder = SparkSession.builder.master("local[2]").appName("cdk-bench")
         for key, value in {**cdk.spark.session_conf(), "spark.ui.enabled": "false"}.items():
             builder = builder.config(key, value)
@@ -196,10 +186,23 @@ def main() -> None:
             spark_read(spark, file_source, n)  # warm-up: Python workers, imports
             _, small = make_data(work / "warm-up", 1000)
             streaming(spark, work, small, 1000, "warm-up")  # the pipeline's too
-            for run in range(runs):
-                results.setdefault(FS_SPARK, []).append(spark_read(spark, file_source, n))
-                results.setdefault(DB_SPARK, []).append(spark_read(spark, sqlite_source, n))
-                results.setdefault(STREAM, []).append(streaming(spark, work, db, n, f"stream{run}"))
+            with EmbeddedKafka() as kafka:
+                # Each run measures the worker and Spark one after the other, so that the
+                # ratios of a run compare the two under the same load.
+                for run in range(runs):
+                    fs = {**file_source, "name": f"fs{run}", "topic": f"fs{run}-lines"}
+                    results.setdefault(FS_WORKER, []).append(
+                        worker(kafka, work, fs, f"fs{run}-lines", n)
+                    )
+                    results.setdefault(FS_SPARK, []).append(spark_read(spark, file_source, n))
+                    sql = {**sqlite_source, "name": f"db{run}", "topic.prefix": f"w{run}-"}
+                    results.setdefault(DB_WORKER, []).append(
+                        worker(kafka, work, sql, f"w{run}-rows", n)
+                    )
+                    results.setdefault(DB_SPARK, []).append(spark_read(spark, sqlite_source, n))
+                    results.setdefault(STREAM, []).append(
+                        streaming(spark, work, db, n, f"stream{run}")
+                    )
         finally:
             spark.stop()
     print(
