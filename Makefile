@@ -112,6 +112,7 @@ dist: $(STAMP)
 test: lint typecheck docs unit test-spark
 
 bench: $(STAMP)
+	$(BIN)/python bench/accelerators.py
 	$(BIN)/python bench/json_converter.py
 	$(BIN)/python bench/worker_throughput.py
 	$(BIN)/python bench/filestream_vs_raw.py

@@ -138,6 +138,23 @@ class FileWatcher(threading.Thread):
         self.done.set()
 
 
+def ready_producer(props: dict[str, object]) -> Producer:
+    """A producer that has its connection and (idempotent) producer id before the clock runs.
+
+    A fresh idempotent producer holds its first records back until the broker has given it a
+    producer id (up to a second on Tansu). A raw loop that starts producing at once fills
+    librdkafka's queue during that wait (200,000 records fit in it), so that the consumer's 1%
+    to 99% window would time how fast the broker takes the queued records, not the loop. The
+    worker fetches the topic's metadata before its first record, for the same reason; here one
+    record to a scratch topic is produced and flushed.
+    """
+    producer = Producer(props)
+    producer.produce(f"warm-{uuid.uuid4().hex[:8]}", b"")
+    if producer.flush(30):
+        raise RuntimeError("the raw loop's producer could not deliver its warm-up record")
+    return producer
+
+
 # ------------------------------------------------------------------------------------ worker
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a running process, from /proc."""
@@ -287,7 +304,7 @@ def raw_source(bootstrap: str, workdir: Path, infile: Path, topic: str, n: int) 
     counter = Counter(bootstrap, topic, n, pidfile)
     start = time.time()
     cpu0 = time.process_time()
-    producer = Producer(props)
+    producer = ready_producer(props)
     with infile.open(encoding="utf-8") as lines:
         for i, line in enumerate(lines):
             value = envelope(line.rstrip("\n"))

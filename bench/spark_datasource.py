@@ -5,12 +5,14 @@ In one run, for the FileStream source (N lines) and the SQLite source (N rows):
 - raw: a plain Python loop reading the same data (lines of the file; ``SELECT *``);
 - worker: the same connector under the embedded worker into Kafka (JsonConverter, schemas on),
   until N records are in the topic;
-- spark: ``spark.read.format("cdk").load().count()`` on ``local[2]`` (session already started);
+- spark: ``spark.read.format("cdk").load().count()`` on ``local[2]`` (session already started,
+  after one warm-up read);
 
 and the streaming pipeline end to end: SQLite source → ``readStream`` → ``writeStream`` →
-SQLite sink (upsert), ``Trigger.AvailableNow``, until every row is stored.
+SQLite sink (upsert), ``Trigger.AvailableNow``, until every row is stored (after one warm-up
+run of the pipeline over 1,000 rows, as the reads are measured after a warm-up read).
 
-Run with ``.venv/bin/python bench/spark_datasource.py [--records N]``.
+Run with ``.venv/bin/python bench/spark_datasource.py [--records N] [--runs R]`` (medians).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -34,6 +37,7 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 
 
 def make_data(work: Path, n: int) -> tuple[Path, Path]:
+    work.mkdir(parents=True, exist_ok=True)
     lines = work / "in.txt"
     lines.write_text("".join(f"{i:08d} " + "x" * 140 + "\n" for i in range(n)))
     db = work / "src.db"
@@ -99,8 +103,8 @@ def spark_read(spark: Any, options: dict[str, str], n: int) -> float:
     return n / elapsed
 
 
-def streaming(spark: Any, work: Path, db: Path, n: int) -> float:
-    out = work / "out.db"
+def streaming(spark: Any, work: Path, db: Path, n: int, name: str = "stream") -> float:
+    out = work / f"{name}-out.db"
     start = time.perf_counter()
     query = (
         spark.readStream.format("cdk")
@@ -122,7 +126,7 @@ def streaming(spark: Any, work: Path, db: Path, n: int) -> float:
         .option("pk.fields", "id")
         .option("batch.size", "5000")
         .option("cdk.batch.size", "5000")
-        .option("checkpointLocation", str(work / "chk"))
+        .option("checkpointLocation", str(work / f"{name}-chk"))
         .trigger(availableNow=True)
         .start()
     )
@@ -134,15 +138,26 @@ def streaming(spark: Any, work: Path, db: Path, n: int) -> float:
     return n / elapsed
 
 
+FS_WORKER = "FileStream, embedded worker -> Kafka"
+DB_WORKER = "SQLite, embedded worker -> Kafka"
+FS_SPARK = "FileStream, spark.read.format('cdk')"
+DB_SPARK = "SQLite, spark.read.format('cdk')"
+STREAM = "SQLite -> readStream -> writeStream -> SQLite"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
-    n = parser.parse_args().records
+    parser.add_argument("--runs", type=int, default=1, help="repeat; medians are printed")
+    args = parser.parse_args()
+    n, runs = args.records, args.runs
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import cdk.spark
 
+    load_before = os.getloadavg()[0]
+    results: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="cdk-bench-spark-") as tmp:
         work = Path(tmp)
         lines, db = make_data(work, n)
@@ -159,17 +174,9 @@ def main() -> None:
             "batch.max.rows": "5000",
             "poll.interval.ms": "50",
         }
-        results: dict[str, float] = {}
         raw_rates = raw(lines, db)
-        results["raw file read (lines/s)"] = raw_rates["file"]
-        results["raw SELECT (rows/s)"] = raw_rates["sqlite"]
-        with EmbeddedKafka() as kafka:
-            results["FileStream, embedded worker -> Kafka"] = worker(
-                kafka, work, {**file_source, "name": "fs", "topic": "fs-lines"}, "fs-lines", n
-            )
-            results["SQLite, embedded worker -> Kafka"] = worker(
-                kafka, work, {**sqlite_source, "name": "db", "topic.prefix": "w-"}, "w-rows", n
-            )
+        results["raw file read (lines/s)"] = [raw_rates["file"]]
+        results["raw SELECT (rows/s)"] = [raw_rates["sqlite"]]
         builder = SparkSession.builder.master("local[2]").appName("cdk-bench")
         for key, value in {**cdk.spark.session_conf(), "spark.ui.enabled": "false"}.items():
             builder = builder.config(key, value)
@@ -177,14 +184,44 @@ def main() -> None:
         try:
             cdk.spark.register(spark)
             spark_read(spark, file_source, n)  # warm-up: Python workers, imports
-            results["FileStream, spark.read.format('cdk')"] = spark_read(spark, file_source, n)
-            results["SQLite, spark.read.format('cdk')"] = spark_read(spark, sqlite_source, n)
-            results["SQLite -> readStream -> writeStream -> SQLite"] = streaming(spark, work, db, n)
+            _, small = make_data(work / "warm-up", 1000)
+            streaming(spark, work, small, 1000, "warm-up")  # the pipeline's too
+            with EmbeddedKafka() as kafka:
+                # Each run measures the worker and Spark one after the other, so that the
+                # ratios of a run compare the two under the same load.
+                for run in range(runs):
+                    fs = {**file_source, "name": f"fs{run}", "topic": f"fs{run}-lines"}
+                    results.setdefault(FS_WORKER, []).append(
+                        worker(kafka, work, fs, f"fs{run}-lines", n)
+                    )
+                    results.setdefault(FS_SPARK, []).append(spark_read(spark, file_source, n))
+                    sql = {**sqlite_source, "name": f"db{run}", "topic.prefix": f"w{run}-"}
+                    results.setdefault(DB_WORKER, []).append(
+                        worker(kafka, work, sql, f"w{run}-rows", n)
+                    )
+                    results.setdefault(DB_SPARK, []).append(spark_read(spark, sqlite_source, n))
+                    results.setdefault(STREAM, []).append(
+                        streaming(spark, work, db, n, f"stream{run}")
+                    )
         finally:
             spark.stop()
-    print(f"{n} records, local[2], load average {os.getloadavg()[0]:.1f}")
-    for name, rate in results.items():
-        print(f"  {name:<50} {rate:>12,.0f} rows/s")
+    print(
+        f"{n} records, local[2], medians of {runs} run(s), load average {load_before:.1f} "
+        f"before, {os.getloadavg()[0]:.1f} after"
+    )
+    for name, rates in results.items():
+        print(f"  {name:<50} {statistics.median(rates):>12,.0f} rows/s")
+
+    def ratios(top: str, bottom: str) -> str:
+        values = [a / b for a, b in zip(results[top], results[bottom], strict=True)]
+        runs_text = ", ".join(f"{v:.2f}" for v in values)
+        return f"{statistics.median(values):.2f}x" + (f" ({runs_text})" if runs > 1 else "")
+
+    print(
+        f"spark.read / the worker: FileStream {ratios(FS_SPARK, FS_WORKER)}, SQLite "
+        f"{ratios(DB_SPARK, DB_WORKER)} (aim: at least 1.0x); streaming pipeline / SQLite "
+        f"batch read {ratios(STREAM, DB_SPARK)} (aim: at least 0.5x)"
+    )
 
 
 if __name__ == "__main__":

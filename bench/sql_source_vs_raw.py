@@ -33,8 +33,13 @@ for path in (REPO_ROOT, REPO_ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 import psycopg  # noqa: E402
-from confluent_kafka import Producer  # noqa: E402
-from filestream_vs_raw import HIGH, LOW, Counter, Standalone, cpu_seconds  # noqa: E402
+from filestream_vs_raw import (  # noqa: E402
+    HIGH,
+    LOW,
+    Counter,
+    Standalone,
+    ready_producer,
+)
 
 from cdk.kafka import EmbeddedKafka, create_topics  # noqa: E402
 
@@ -124,10 +129,14 @@ def kit_source(
     pidfile.write_text(str(worker.proc.pid))
     try:
         worker.wait_running()
-        (t1, t99, _), _ = counter.marks()
+        (t1, t99, _), (c1, c99, _) = counter.marks()
     finally:
         cpu = worker.stop()
-    return {"steady": n * (HIGH - LOW) / max(t99 - t1, 1e-6), "cpu": cpu}
+    return {
+        "steady": n * (HIGH - LOW) / max(t99 - t1, 1e-6),
+        "us": (c99 - c1) / (n * (HIGH - LOW)) * 1e6,
+        "cpu": cpu,
+    }
 
 
 def envelope(row: tuple) -> bytes:
@@ -154,7 +163,7 @@ def raw_source(bootstrap: str, workdir: Path, url: str, n: int, batch: int) -> d
     pidfile.write_text(str(os.getpid()))
     counter = Counter(bootstrap, topic, n, pidfile)
     cpu0 = time.process_time()
-    producer = Producer(props)
+    producer = ready_producer(props)
     with psycopg.connect(url) as conn, conn.cursor(name="bench") as cursor:
         cursor.execute(f"SELECT id, name, qty, price, created FROM {TABLE} ORDER BY id")
         while rows := cursor.fetchmany(batch):
@@ -169,8 +178,12 @@ def raw_source(bootstrap: str, workdir: Path, url: str, n: int, batch: int) -> d
             producer.poll(0)
     producer.flush(60)
     cpu = time.process_time() - cpu0
-    (t1, t99, _), _ = counter.marks()
-    return {"steady": n * (HIGH - LOW) / max(t99 - t1, 1e-6), "cpu": cpu}
+    (t1, t99, _), (c1, c99, _) = counter.marks()
+    return {
+        "steady": n * (HIGH - LOW) / max(t99 - t1, 1e-6),
+        "us": (c99 - c1) / (n * (HIGH - LOW)) * 1e6,
+        "cpu": cpu,
+    }
 
 
 def main() -> None:
@@ -184,6 +197,7 @@ def main() -> None:
         "py-spy in the venv)",
     )
     args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     url = make_database(args.rows)
     kit: list[dict[str, float]] = []
     raw: list[dict[str, float]] = []
@@ -191,28 +205,50 @@ def main() -> None:
         with EmbeddedKafka() as kafka, tempfile.TemporaryDirectory() as tmp:
             bootstrap = kafka.bootstrap_servers
             for run in range(args.runs):
-                raw.append(raw_source(bootstrap, Path(tmp), url, args.rows, args.batch))
+                # Alternate which side goes first: the broker keeps every record in memory.
                 profile = args.profile if run == 0 else None
-                kit.append(kit_source(bootstrap, Path(tmp), url, args.rows, args.batch, profile))
+                for side in ("raw", "kit") if run % 2 == 0 else ("kit", "raw"):
+                    if side == "raw":
+                        raw.append(raw_source(bootstrap, Path(tmp), url, args.rows, args.batch))
+                    else:
+                        kit.append(
+                            kit_source(bootstrap, Path(tmp), url, args.rows, args.batch, profile)
+                        )
                 print(
-                    f"run {run + 1}: raw {raw[-1]['steady']:,.0f} rows/s, "
-                    f"kit {kit[-1]['steady']:,.0f} rows/s",
+                    f"run {run + 1} ({'raw' if run % 2 == 0 else 'kit'} first): "
+                    f"raw {raw[-1]['steady']:,.0f} rows/s, kit {kit[-1]['steady']:,.0f} rows/s "
+                    f"({kit[-1]['steady'] / raw[-1]['steady']:.2f}x); CPU per row 1% -> 99%: "
+                    f"raw {raw[-1]['us']:.2f} us, kit {kit[-1]['us']:.2f} us",
                     flush=True,
                 )
     finally:
         drop_database(url)
     raw_rate = statistics.median(r["steady"] for r in raw)
     kit_rate = statistics.median(r["steady"] for r in kit)
+    ratios = [k["steady"] / r["steady"] for k, r in zip(kit, raw, strict=True)]
+    cpu_ratios = [k["us"] / r["us"] for k, r in zip(kit, raw, strict=True)]
     print(
         f"\nPostgreSQL table of {args.rows:,} rows -> topic, batch {args.batch}, "
-        f"medians of {args.runs}"
+        f"medians of {args.runs}, load average after: {os.getloadavg()[0]:.2f}"
     )
-    print(f"{'':28}{'rows/s':>12}")
-    print(f"{'raw (cursor + json.dumps)':28}{raw_rate:>12,.0f}")
-    print(f"{'kit (cdk standalone)':28}{kit_rate:>12,.0f}")
-    print(f"ratio kit/raw: {kit_rate / raw_rate:.2f} (aim: at least 0.7)")
+    print(f"{'':28}{'rows/s':>12}{'CPU us/row':>12}")
+    print(
+        f"{'raw (cursor + json.dumps)':28}{raw_rate:>12,.0f}"
+        f"{statistics.median(r['us'] for r in raw):>12.2f}"
+    )
+    print(
+        f"{'kit (cdk standalone)':28}{kit_rate:>12,.0f}"
+        f"{statistics.median(r['us'] for r in kit):>12.2f}"
+    )
+    print(
+        f"ratio kit/raw: {statistics.median(ratios):.2f} (aim: at least 0.7); per run: "
+        + ", ".join(f"{r:.2f}" for r in ratios)
+    )
+    print(
+        f"CPU per row kit/raw: {statistics.median(cpu_ratios):.2f}; per run: "
+        + ", ".join(f"{r:.2f}" for r in cpu_ratios)
+    )
 
 
 if __name__ == "__main__":
-    _ = cpu_seconds
     main()

@@ -100,7 +100,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 #: Modules of tests/spark that need no JVM (the Connect <-> Spark type mapping, the names).
-_SPARK_WITHOUT_JVM = {"test_ds_schema_map.py", "test_ds_spark_api.py", "test_ds_options.py"}
+_SPARK_WITHOUT_JVM = {
+    "test_ds_schema_map.py",
+    "test_ds_spark_api.py",
+    "test_ds_options.py",
+    "test_ds_arrow.py",
+    "test_ds_arrow_write.py",
+}
 
 
 def _starts_spark(item: pytest.Item, groups: set[str]) -> bool:

@@ -15,8 +15,8 @@ Jackson accepts, including numbers with leading zeros (``00012`` reads as 12).
 Performance: per schema, an encoder and a decoder are compiled once and kept in LRU caches of
 ``schemas.cache.size`` entries; the schema part of the envelope is rendered once and spliced in as
 bytes; envelopes whose schema text was seen before are parsed without re-reading the schema.
-``orjson``, when installed, parses payloads that need no exact decimals; results are identical
-either way.
+``orjson`` (a dependency of the kit) parses payloads that need no exact decimals; where it is
+missing the stdlib parses them, with identical results.
 """
 
 from __future__ import annotations

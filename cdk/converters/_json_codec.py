@@ -55,6 +55,14 @@ _INT64_MIN, _INT64_MAX = _INT_RANGES[SchemaType.INT64]
 _INT32_MIN, _INT32_MAX = _INT_RANGES[SchemaType.INT32]
 
 _PyDecimal = _decimal.Decimal
+# Exact for any decimal: scaleb() in it never rounds.
+_EXACT = _decimal.Context(
+    prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN, traps=[]
+)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_NAIVE_EPOCH = _dt.datetime(1970, 1, 1)  # a naive datetime is read as UTC
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+_MILLISECOND = _dt.timedelta(milliseconds=1)  # timedelta // this: floor, as Kafka truncates
 
 
 class NeedExactNumbers(Exception):
@@ -215,6 +223,10 @@ class Codec:
         name = schema.name
         if name == Decimal.LOGICAL_NAME:
             numeric = self.decimal_numeric
+            try:
+                scale: int | None = Decimal.scale(schema)
+            except DataException:
+                scale = None  # from_logical words the error for each value
 
             def enc_decimal(value: Any) -> str:
                 if value is None:
@@ -227,11 +239,16 @@ class Codec:
                     if not value.is_finite():
                         raise DataException(f"Invalid Decimal value: {value}")
                     return json_decimal(value)
+                if scale is not None and value.as_tuple()[2] == -scale:  # finite: an int exponent
+                    # Already at the schema's scale: the unscaled integer, exactly.
+                    unscaled = int(value.scaleb(scale, _EXACT))
+                    length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
+                    return _b64(unscaled.to_bytes(length, "big", signed=True))
                 return _b64(Decimal.from_logical(schema, value))
 
             return enc_decimal
         if name == Date.LOGICAL_NAME:
-            epoch = _dt.date(1970, 1, 1)
+            epoch = _EPOCH_DATE
 
             def enc_date(value: Any) -> str:
                 if type(value) is _dt.date:
@@ -260,6 +277,9 @@ class Codec:
         if name == Timestamp.LOGICAL_NAME:
 
             def enc_timestamp(value: Any) -> str:
+                if type(value) is _dt.datetime:  # Timestamp.from_logical, inlined
+                    epoch = _EPOCH if value.tzinfo is not None else _NAIVE_EPOCH
+                    return str((value - epoch) // _MILLISECOND)
                 if value is None:
                     return on_null()
                 if not isinstance(value, _dt.datetime):
@@ -677,6 +697,15 @@ _LOGICAL_NAMES = frozenset(
 
 def _inline_encode(schema: Schema, var: str, enc: str, names: dict[str, Any], i: int) -> str:
     """A Python expression encoding ``var``: the common case inline, the rest via ``enc``."""
+    if schema.name == Timestamp.LOGICAL_NAME:
+        names.update(datetime=_dt.datetime, E=_EPOCH, MS=_MILLISECOND)
+        return (
+            f"(ir(({var} - E) // MS) if type({var}) is datetime and {var}.tzinfo is not None "
+            f"else {enc}({var}))"
+        )
+    if schema.name == Date.LOGICAL_NAME:
+        names.update(date=_dt.date, DE=_EPOCH_DATE)
+        return f"(ir(({var} - DE).days) if type({var}) is date else {enc}({var}))"
     stype = _plain(schema)
     if stype is SchemaType.STRING:
         return f"(js({var}) if type({var}) is str else {enc}({var}))"

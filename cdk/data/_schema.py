@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -82,10 +82,13 @@ class Schema:
 
     __slots__ = (
         "_by_name",
+        "_check",
         "_fields",
+        "_fields_check",
         "_hash",
         "_key_schema",
         "_value_schema",
+        "_values_check",
         "default_value",
         "doc",
         "name",
@@ -141,6 +144,10 @@ class Schema:
         self._key_schema = key_schema
         self._value_schema = value_schema
         self._hash: int | None = None
+        # Validation compiled on first use (cdk.data._checks)
+        self._check: Callable[[Any], bool] | None = None
+        self._fields_check: Callable[[list[Any]], bool] | None = None
+        self._values_check: Callable[[list[Any]], bool] | None = None
         if default_value is not None:
             validate_value(self, default_value)
             self.default_value = default_value
@@ -270,10 +277,44 @@ def validate_value(schema: Schema, value: Any, field: str | None = None) -> None
     or ``value``, and ``element of array ...``/``key of map ...``/``value of map ...`` inside
     containers.
 
+    The checks are compiled once per schema (``cdk.data._checks``); a value they do not
+    recognise as valid takes the full validation, which raises the error.
+
     Raises:
         DataException: naming the field (when given) and what is wrong.
     """
-    _validate(schema, value, "value" if field is None else f'field: "{field}"', field)
+    check = schema._check
+    if check is None:
+        check = _compiled_check(schema)
+    if not check(value):
+        _validate(schema, value, "value" if field is None else f'field: "{field}"', field)
+
+
+def _compiled_check(schema: Schema) -> Callable[[Any], bool]:
+    """The schema's compiled check, built and kept on first use."""
+    from cdk.data._checks import compile_check
+
+    check = compile_check(schema)
+    schema._check = check
+    return check
+
+
+def _compiled_fields_check(schema: Schema) -> Callable[[list[Any]], bool]:
+    """A STRUCT schema's compiled check of a struct's values, built and kept on first use."""
+    from cdk.data._checks import compile_fields_check
+
+    check = compile_fields_check(schema)
+    schema._fields_check = check
+    return check
+
+
+def _compiled_values_check(schema: Schema) -> Callable[[list[Any]], bool]:
+    """A STRUCT schema's compiled check of values to put, built and kept on first use."""
+    from cdk.data._checks import compile_fields_check
+
+    check = compile_fields_check(schema, defaults=False)
+    schema._values_check = check
+    return check
 
 
 def _validate(schema: Schema, value: Any, location: str, field: str | None) -> None:

@@ -17,10 +17,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cdk.spark._datasource_arrow import arrow_batches
+from cdk.spark._datasource_arrow_write import ArrowSinkRecordMaker
 from cdk.spark._datasource_options import Options, parse_options, start_connector
-from cdk.spark._datasource_rows import RowMaker, SinkRecordMaker, infer_schema
+from cdk.spark._datasource_rows import SinkRecordMaker, infer_schema
 from cdk.spark._datasource_stream import ConnectorStreamReader, ConnectorStreamWriter
-from cdk.spark._datasource_tasks import read_bounded, write_partition
+from cdk.spark._datasource_tasks import read_bounded, write_arrow_partition
 from cdk.spark._lazy import require
 from cdk.spark._register import FORMAT
 
@@ -28,8 +30,8 @@ require("pyspark.sql.datasource")  # an actionable error when the spark extra is
 from pyspark import TaskContext  # noqa: E402
 from pyspark.sql.datasource import (  # noqa: E402
     DataSource,
+    DataSourceArrowWriter,
     DataSourceReader,
-    DataSourceWriter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -100,14 +102,12 @@ class ConnectorReader(DataSourceReader):
         connector.stop()
         return [_Partition(i, c) for i, c in enumerate(configs)]
 
-    def read(self, partition: Any) -> Iterator[tuple[Any, ...]]:
-        """The rows of one task (on an executor)."""
-        maker = RowMaker(self.schema)
-        for record in read_bounded(self.options, partition.config, {}):
-            yield maker.row(record)
+    def read(self, partition: Any) -> Iterator[Any]:
+        """The rows of one task as Arrow record batches (on an executor)."""
+        return arrow_batches(read_bounded(self.options, partition.config, {}), self.schema)
 
 
-class ConnectorWriter(DataSourceWriter):
+class ConnectorWriter(DataSourceArrowWriter):
     """Batch write: each Spark partition through a sink task."""
 
     def __init__(self, options: Options, schema: Any) -> None:
@@ -119,11 +119,11 @@ class ConnectorWriter(DataSourceWriter):
         self.write_id = options.write_id if options.write_id is not None else int(time.time())
 
     def write(self, iterator: Iterator[Any]) -> SinkCommitMessage:
-        """Write one partition (on an executor)."""
+        """Write one partition, as Arrow record batches (on an executor)."""
         partition = partition_id()
-        maker = SinkRecordMaker(self.schema, topic_option(self.options))
+        maker = ArrowSinkRecordMaker(self.schema, topic_option(self.options))
         config = self.configs[partition % len(self.configs)]
-        written, skipped = write_partition(
+        written, skipped = write_arrow_partition(
             iterator, self.options, config, maker, self.write_id, partition
         )
         return SinkCommitMessage(partition, written, skipped)

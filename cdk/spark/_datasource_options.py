@@ -11,6 +11,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _json_str
 from typing import Any, Literal
 
 from cdk.api import Connector, SinkConnector, SourceConnector
@@ -57,9 +58,33 @@ KIT_OPTIONS: dict[str, tuple[str, str]] = {
 }
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+
+
 def canonical(value: Any) -> str:
-    """A canonical JSON text (sorted keys) for a source partition or offset."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    """A canonical JSON text (sorted keys) for a source partition or offset.
+
+    The text is ``json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)``
+    (checkpoints hold it, so it never changes); a flat map of string keys to strings and
+    integers, what most connectors' partitions and offsets are, is written without the
+    encoder's machinery.
+    """
+    if type(value) is dict:
+        parts = []
+        for key in sorted(value) if len(value) > 1 else value:
+            if type(key) is not str:
+                return _CANONICAL.encode(value)
+            item = value[key]
+            kind = type(item)
+            if kind is int:
+                text = int.__repr__(item)
+            elif kind is str:
+                text = _json_str(item)
+            else:
+                return _CANONICAL.encode(value)
+            parts.append(_json_str(key) + ":" + text)
+        return "{" + ",".join(parts) + "}"
+    return _CANONICAL.encode(value)
 
 
 @dataclass(frozen=True)

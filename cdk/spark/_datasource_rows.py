@@ -32,6 +32,7 @@ __all__ = [
     "RowMaker",
     "SinkRecordMaker",
     "infer_schema",
+    "key_value",
 ]
 
 TOPIC, KEY, TIMESTAMP, HEADERS = "_topic", "_key", "_timestamp", "_headers"
@@ -136,14 +137,7 @@ class RowMaker:
         if TOPIC in index:
             out[index[TOPIC]] = record.topic
         if KEY in index and record.key is not None:
-            if self._key_is_string and (
-                record.key_schema is None or record.key_schema.type is not SchemaType.STRING
-            ):
-                out[index[KEY]] = Values.convert_to_string(record.key_schema, record.key)
-            elif record.key_schema is not None:
-                out[index[KEY]] = to_spark_value(record.key_schema, record.key, KEY)
-            else:
-                out[index[KEY]] = record.key
+            out[index[KEY]] = key_value(record, self._key_is_string)
         if TIMESTAMP in index and record.timestamp is not None:
             out[index[TIMESTAMP]] = _dt.datetime.fromtimestamp(record.timestamp / 1000, _UTC)
         if HEADERS in index:
@@ -154,6 +148,17 @@ class RowMaker:
             out[index[SOURCE_PARTITION]] = canonical(record.source_partition)
         if SOURCE_OFFSET in index:
             out[index[SOURCE_OFFSET]] = canonical(record.source_offset)
+
+
+def key_value(record: SourceRecord, key_is_string: bool) -> Any:
+    """The ``_key`` column's value of a record with a key (a string for a string column)."""
+    if key_is_string and (
+        record.key_schema is None or record.key_schema.type is not SchemaType.STRING
+    ):
+        return Values.convert_to_string(record.key_schema, record.key)
+    if record.key_schema is not None:
+        return to_spark_value(record.key_schema, record.key, KEY)
+    return record.key
 
 
 class SinkRecordMaker:

@@ -19,12 +19,14 @@ from cdk.api import (
 )
 from cdk.errors import ConnectException, RetriableException
 from cdk.runtime._contexts import WorkerSinkTaskContext, WorkerSourceTaskContext
+from cdk.runtime._gc import pace_gc_for_records
 from cdk.spark._datasource_options import Options, canonical
 
 __all__ = [
     "SourceTaskRun",
     "read_bounded",
     "replay",
+    "write_arrow_partition",
     "write_partition",
 ]
 
@@ -60,6 +62,7 @@ class SourceTaskRun:
     """One source task started from given offsets; :meth:`poll` retries retriable errors."""
 
     def __init__(self, options: Options, config: Mapping[str, str], offsets: Mapping[str, str]):
+        pace_gc_for_records()  # as a worker's task thread does
         self._options = options
         task = _task_class(options)()
         if not isinstance(task, SourceTask):
@@ -182,6 +185,7 @@ class _Owner:
 
 class _SinkRun:
     def __init__(self, options: Options, config: Mapping[str, str]) -> None:
+        pace_gc_for_records()  # as a worker's task thread does
         self.options = options
         task = _task_class(options)()
         if not isinstance(task, SinkTask):
@@ -239,32 +243,118 @@ def write_partition(
     Returns:
         The rows written and the rows skipped.
     """
-    run = _SinkRun(options, config)
-    written = skipped = 0
+    writer = _PartitionWriter(options, config, partition)
     base = write_id << OFFSET_SHIFT
     try:
-        batch: list[Any] = []
         for n, row in enumerate(rows):
-            offset = base | n
-            topic = maker.topic(row)
-            tp = TopicPartition(topic, partition)
-            if tp not in run.owner.assigned:
-                if batch:
-                    run.put(batch)
-                    batch = []
-                run.open(tp)
-            if offset < run.seek.get(tp, -1):
-                skipped += 1
-                continue
-            batch.append(maker.record(row, partition, offset))
-            run.last[tp] = offset
-            written += 1
-            if len(batch) >= options.batch_size:
-                run.put(batch)
-                batch = []
-        if batch:
-            run.put(batch)
-        run.finish()
+            writer.add_row(row, maker, base | n)
+        writer.finish()
     finally:
-        run.task.stop()
-    return written, skipped
+        writer.stop()
+    return writer.written, writer.skipped
+
+
+def write_arrow_partition(
+    batches: Iterator[Any],
+    options: Options,
+    config: Mapping[str, str],
+    maker: Any,
+    write_id: int,
+    partition: int,
+) -> tuple[int, int]:
+    """:func:`write_partition` for Arrow record batches (an ``ArrowSinkRecordMaker``).
+
+    The records of a batch are built column by column; a batch that cannot be built so goes
+    row by row through the row path (``maker.rows``), exactly as :func:`write_partition` would.
+    """
+    writer = _PartitionWriter(options, config, partition)
+    base = write_id << OFFSET_SHIFT
+    n = 0
+    try:
+        for batch in batches:
+            records = maker.records(batch, partition, base | n)
+            if records is not None:
+                for record in records:
+                    writer.add(record)
+            else:
+                for i, row in enumerate(maker.rows(batch)):
+                    writer.add_row(row, maker.row_maker, base | (n + i))
+            n += batch.num_rows
+        writer.finish()
+    finally:
+        writer.stop()
+    return writer.written, writer.skipped
+
+
+class _PartitionWriter:
+    """A sink task writing one Spark partition.
+
+    Records go to ``put()`` in batches; those the task's stored offsets say were written before
+    are skipped.
+    """
+
+    def __init__(self, options: Options, config: Mapping[str, str], partition: int) -> None:
+        self.run = _SinkRun(options, config)
+        self.partition = partition
+        self.batch_size = options.batch_size
+        self.written = 0
+        self.skipped = 0
+        self._batch: list[Any] = []
+        self._tps: dict[str, TopicPartition] = {}  # the partition's topic partitions, by topic
+        self._seek: dict[str, int] = {}  # the offset each topic's task asked for (by topic)
+
+    def _open(self, topic: str) -> TopicPartition:
+        tp = self._tps.get(topic)
+        if tp is None:
+            tp = TopicPartition(topic, self.partition)
+            if tp not in self.run.owner.assigned:
+                self._flush()
+                self.run.open(tp)
+                self._seeks()
+            self._tps[topic] = tp
+        return tp
+
+    def _seeks(self) -> None:
+        partition = self.partition
+        self._seek = {tp.topic: o for tp, o in self.run.seek.items() if tp.partition == partition}
+
+    def _flush(self) -> None:
+        if self._batch:
+            self.run.put(self._batch)
+            self._batch = []
+            self._seeks()  # put() may ask for offsets (context.offset)
+
+    def add(self, record: Any) -> None:
+        """Write ``record`` (its Kafka offset set) unless the task holds it already."""
+        topic = record.topic
+        tp = self._open(topic)
+        offset = record.kafka_offset
+        if offset < self._seek.get(topic, -1):
+            self.skipped += 1
+            return
+        self._batch.append(record)
+        self.run.last[tp] = offset
+        self.written += 1
+        if len(self._batch) >= self.batch_size:
+            self._flush()
+
+    def add_row(self, row: Any, maker: Any, offset: int) -> None:
+        """Write a row (the row path: its record is made only when it is not skipped)."""
+        topic = maker.topic(row)
+        tp = self._open(topic)
+        if offset < self._seek.get(topic, -1):
+            self.skipped += 1
+            return
+        self._batch.append(maker.record(row, self.partition, offset))
+        self.run.last[tp] = offset
+        self.written += 1
+        if len(self._batch) >= self.batch_size:
+            self._flush()
+
+    def finish(self) -> None:
+        """Put the last batch, then flush and close the task's partitions."""
+        self._flush()
+        self.run.finish()
+
+    def stop(self) -> None:
+        self.run.task.stop()

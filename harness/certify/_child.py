@@ -4,7 +4,8 @@ The parent (:mod:`harness.certify._isolate`) keeps the broker and the report; co
 runs here. The parent writes frames on the child's standard input: the parent's ``sys.path``
 (so the drivers import the same way), then the job (the project and where to run its checks),
 then one check at a time, ``(index, check, driver, skip reason)``, each once the child answered
-the one before; it closes the pipe when there is nothing left for this child. The child answers
+the one before (and, during a check that asked for the broker, ``("broker", "granted")``); it
+closes the pipe when there is nothing left for this child. The child answers
 on its own pipe (file descriptor given on the command line) with one frame per event:
 
 - ``("config_docs", docs)`` once, the generated config references of the project's connectors;
@@ -13,6 +14,10 @@ on its own pipe (file descriptor given on the command line) with one frame per e
   fields except ``check``, taken generically (a field added to the dataclass flows through; a
   value that cannot be pickled crosses as its ``repr``), the secret values the run registered,
   and the non-daemon threads the check left running (named, with where each is);
+- ``("broker", "want", index)`` when a check that stalls the broker (``exclusive="kafka"``)
+  needs it stopped: the check then waits for ``("broker", "granted")`` on standard input, sent
+  once the parent has stopped the broker; ``("broker", "released", index)`` when it is done
+  with it (:mod:`harness.certify._broker_grant`);
 - ``("retire", reason)`` when the child must not run another check (a check left non-daemon
   threads running); the parent starts a fresh child for the rest;
 - ``("done",)`` when the parent closed the pipe (every check it was given ended).
@@ -148,6 +153,7 @@ def _exit(out: IO[bytes], code: int) -> None:
 
 
 def _run_job(job: dict[str, Any], send: Callable[[Any], None], receive: Callable[[], Any]) -> None:
+    from harness.certify._broker_grant import GrantedStall
     from harness.certify._runner import CertificationRun, _config_docs, _run_one
 
     dump = Path(job["dump_file"])
@@ -173,6 +179,10 @@ def _run_job(job: dict[str, Any], send: Callable[[Any], None], receive: Callable
             break
         send(("started", index))
         before = set(threading.enumerate())
+        broker = job.get("broker")
+        granted = None
+        if broker is not None and c.exclusive == "kafka":
+            broker = granted = GrantedStall(index, send, receive)  # the parent stalls it
         result = _run_one(
             c,
             driver,
@@ -183,11 +193,13 @@ def _run_job(job: dict[str, Any], send: Callable[[Any], None], receive: Callable
             job["provided"],
             Path(job["workdir"]) / f"{index:03d}",
             run,
-            broker=job.get("broker"),
+            broker=broker,
             spark_dir=job.get("spark_dir"),
             seed=job.get("seed", 0),
             kafka_config=job.get("kafka_config"),
         )
+        if granted is not None:
+            granted.resume()  # a check that did not continue the broker itself
         leaked = leaked_threads(before, LEAK_GRACE_S) if reason is None else []
         send(("result", index, result_fields(result), sorted(run.secrets), leaked))
         if leaked:

@@ -53,7 +53,7 @@ from harness.certify._evidence import mask_config, plain, redact_value
 from harness.certify._probe import SourceProbe
 from harness.certify._project import Project
 from harness.certify._rest import RestClient
-from harness.providers.kafka import BrokerStall
+from harness.providers.kafka import Stall
 
 __all__ = ["CheckContext", "DecodedRecord", "ProcessWorker", "WorkerHandle"]
 
@@ -98,8 +98,9 @@ class CheckContext:
         environment: what the run provides (``kafka``, ...).
         workdir: a fresh directory for this check.
         recorded: the evidence recorded so far (:meth:`evidence`), by name.
-        broker: stalls the run's broker (SIGSTOP/SIGCONT), or None where it cannot be stalled
-            (a container, an existing cluster).
+        broker: stalls the run's broker (SIGSTOP/SIGCONT, docker pause; in a child process of
+            ``cdk certify``, granted by the parent), or None where it cannot be stalled (an
+            existing cluster).
         spark_dir: the folder of the run's standalone Spark cluster (distributed runtime), which
             :func:`harness.certify._distributed.spark_cluster` attaches to; None otherwise.
         seed: the run's seed for generated values (SCH-09's hostile values; ``cdk certify
@@ -113,7 +114,7 @@ class CheckContext:
     kafka_kind: str
     environment: frozenset[str]
     workdir: Path
-    broker: BrokerStall | None = None
+    broker: Stall | None = None
     spark_dir: str | None = None
     seed: int = 0
     kafka_config: dict[str, str] = field(default_factory=dict)

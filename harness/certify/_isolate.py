@@ -4,10 +4,13 @@
 (:mod:`harness.certify._child`), each in its own process group, and collects each result as it
 ends. ``jobs`` children run checks at the same time, each taking the next check that may start
 from one queue as it finishes (``cdk certify --jobs N``); with ``jobs=1`` one child runs them
-one after another, in plan order. A check marked ``exclusive=True`` (it measures) runs alone;
-one marked ``exclusive="kafka"`` (it stalls the shared broker) runs while no other check that
-needs Kafka does; both wait until the other checks on Kafka are done. A child runs checks until
-there is none left for it; a fresh one starts only after trouble:
+one after another, in plan order. A check marked ``exclusive=True`` (it measures) runs alone,
+once the others are done. One marked ``exclusive="kafka"`` (it stalls the shared broker) runs
+next to the others and has the broker to itself only while it is stopped: the parent grants the
+stall (:mod:`harness.certify._broker_grant`) once the other checks on Kafka have ended, stops
+the broker, and continues it when the checks it granted are done with it; meanwhile, and while
+a stall check has yet to ask, no other check on Kafka starts. A child runs checks until there
+is none left for it; a fresh one starts only after trouble:
 
 - a check overruns its deadline: the child's threads are dumped (``faulthandler``), its whole
   process group is killed, and the check is an ERROR that says it was abandoned after N s, with
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness._driver import ConnectorDriver, SourceDriver
+from harness.certify._broker_grant import GRANTED
 from harness.certify._checks import Check, CheckResult
 from harness.certify._child import read_frame, write_frame
 
@@ -98,6 +102,9 @@ class _Child:
     started_any: bool = False
     #: The child was told there is nothing left (its standard input is closed).
     closed: bool = False
+    #: Where its broker stall check is: "before" (started, not asked yet), "wanting",
+    #: "holding" (granted: the broker is stopped), or None (no stall pending).
+    stall: str | None = None
 
     @property
     def busy(self) -> Planned | None:
@@ -114,11 +121,11 @@ def check_timeout(c: Check, override: float | None) -> float:
 def run_order(items: Sequence[Planned], jobs: int) -> list[Planned]:
     """The order in which ``jobs`` children take the planned ``items``.
 
-    One job runs them in plan order. More jobs start the longest checks first: the checks on
-    Kafka against sinks (their consumer groups join and rebalance), then those against
-    sources; then the checks that stall the broker (``exclusive="kafka"``), with the checks
-    that need no Kafka running alongside; then the checks that run alone
-    (``exclusive=True``). Each group keeps plan order.
+    One job runs them in plan order. More jobs start the checks that stall the broker
+    (``exclusive="kafka"``) first, with the checks that need no Kafka, so that the broker is
+    stopped early, while little else needs it; then the checks on Kafka, the longest first:
+    those against sinks (their consumer groups join and rebalance), then those against
+    sources; then the checks that run alone (``exclusive=True``). Each group keeps plan order.
     """
     if jobs <= 1:
         return list(items)
@@ -128,11 +135,11 @@ def run_order(items: Sequence[Planned], jobs: int) -> list[Planned]:
         exclusive = _exclusive(item)
         if exclusive is True:
             return 4
-        if not _uses_kafka(item):
-            return 3
         if exclusive == "kafka":
-            return 2
-        return 1 if c.per_project or issubclass(driver, SourceDriver) else 0
+            return 0
+        if not _uses_kafka(item):
+            return 1
+        return 3 if c.per_project or issubclass(driver, SourceDriver) else 2
 
     return sorted(items, key=rank)
 
@@ -146,15 +153,23 @@ def _uses_kafka(item: Planned) -> bool:
     return item[3] is None and "kafka" in item[1].needs
 
 
-def may_start(item: Planned, running: Sequence[Planned]) -> bool:
-    """Whether ``item`` may start while the checks ``running`` run (their exclusivity)."""
-    if not running:
-        return True
-    if _exclusive(item) is True or any(_exclusive(r) is True for r in running):
+def may_start(item: Planned, running: Sequence[Planned], broker: str = "free") -> bool:
+    """Whether ``item`` may start while the checks ``running`` run.
+
+    Args:
+        item: the check that would start.
+        running: the checks running.
+        broker: ``"free"``; ``"pending"`` while a check that stalls the broker has not been
+            granted the stall yet (only other such checks may start on Kafka, to share it);
+            ``"held"`` while the broker is stopped (no check on Kafka starts).
+    """
+    if _exclusive(item) is True:
+        return not running
+    if any(_exclusive(r) is True for r in running):
         return False
-    if _exclusive(item) == "kafka":
-        return not any(_uses_kafka(r) for r in running)
-    return not (_uses_kafka(item) and any(_exclusive(r) == "kafka" for r in running))
+    if not _uses_kafka(item) or broker == "free":
+        return True
+    return broker == "pending" and _exclusive(item) == "kafka"
 
 
 def run_isolated(
@@ -170,6 +185,7 @@ def run_isolated(
     on_config_docs: Callable[[dict[str, dict[str, str]]], None],
     after_child: Callable[[], None],
     jobs: int = 1,
+    stall: Callable[[bool], None] | None = None,
 ) -> list[Abandoned]:
     """Run ``items`` in child processes; report each result through ``on_result``.
 
@@ -186,6 +202,8 @@ def run_isolated(
         after_child: called after a child ended while no exclusive check runs in another (the
             broker is resumed there: a child killed in the middle of a stall leaves it stopped).
         jobs: how many checks run at the same time (each in its own child).
+        stall: stops (``True``) or continues (``False``) the broker, for the checks that stall
+            it; None when it cannot be stalled (those checks then run like any other).
 
     Returns:
         What was abandoned, in the order it happened.
@@ -209,6 +227,7 @@ def run_isolated(
         on_result,
         on_config_docs,
         after_child,
+        stall,
     )
     return scheduler.run()
 
@@ -229,8 +248,10 @@ class _Scheduler:
         on_result: Callable[[Planned, CheckResult, list[str]], None],
         on_config_docs: Callable[[dict[str, dict[str, str]]], None],
         after_child: Callable[[], None],
+        stall: Callable[[bool], None] | None = None,
     ) -> None:
         self.waiting: deque[Planned] = deque(order)
+        self.stall = stall
         self.job = job
         self.base = base
         self.timeout = timeout
@@ -277,30 +298,71 @@ class _Scheduler:
         return max(min(deadlines) - time.monotonic(), 0.0)
 
     def _running_exclusive(self, besides: _Child | None = None) -> bool:
+        """Whether another child runs a check alone or holds the stopped broker."""
         return any(
-            c.busy is not None and bool(_exclusive(c.busy))
+            c.stall == "holding" or (c.busy is not None and _exclusive(c.busy) is True)
             for c in self.children.values()
             if c is not besides
         )
 
+    # ------------------------------------------------------------------ the broker stall
+    def _broker(self) -> str:
+        """``held``, ``pending`` (a stall check has yet to be granted) or ``free``."""
+        states = {c.stall for c in self.children.values()}
+        if "holding" in states:
+            return "held"
+        if "before" in states or "wanting" in states:
+            return "pending"
+        return "free"
+
+    def _grant(self) -> None:
+        """Stop the broker for the checks that want it, once no other check on Kafka runs."""
+        if self.stall is None:
+            return
+        children = list(self.children.values())
+        wanting = [c for c in children if c.stall == "wanting"]
+        if not wanting or any(c.stall == "holding" for c in children):
+            return
+        for c in children:
+            busy = c.busy
+            if busy is not None and _uses_kafka(busy) and c.stall != "wanting":
+                return  # still running on Kafka (a stall check not ready yet, or another)
+        self.stall(True)
+        for c in wanting:
+            c.stall = "holding"
+            with contextlib.suppress(OSError):  # the child died: its reader reports it
+                write_frame(c.stdin, GRANTED)
+
+    def _released(self, child: _Child) -> None:
+        """``child`` is done with the broker stall (or gone): continue it if nobody holds it."""
+        held = child.stall == "holding"
+        child.stall = None
+        if held and self.stall is not None and self._broker() != "held":
+            self.stall(False)
+
     # ------------------------------------------------------------------ handing out checks
     def _dispatch(self) -> None:
+        self._grant()
         while self.waiting:
             running = [c.busy for c in self.children.values() if c.busy is not None]
             if len(running) >= self.jobs:
                 break
-            item = next((i for i in self.waiting if may_start(i, running)), None)
+            broker = self._broker()
+            item = next((i for i in self.waiting if may_start(i, running, broker)), None)
             if item is None:
                 break
-            idle = [c for c in self.children.values() if c.busy is None and not c.closed]
-            if idle:
-                child = idle[0]
-            elif self.children and not self.started_any:
+            if running and not self.started_any:
                 break  # the others start once the first child shows the drivers import
-            else:
-                child = self._spawn()
+            idle = [c for c in self.children.values() if c.busy is None and not c.closed]
+            child = idle[0] if idle else self._spawn()
             self.waiting.remove(item)
             self._send(child, item)
+        if not self.started_any and self.children:
+            # start the other children meanwhile: they import while the first one starts, and
+            # get checks once it has shown that the drivers import
+            wanted = min(self.jobs, len(self.waiting) + len(self.children))
+            while len(self.children) < wanted:
+                self._spawn()
         # an idle child is told to end once nothing is left for it (one child is kept while
         # only exclusive checks wait: they run one at a time)
         if not self.waiting:
@@ -389,6 +451,8 @@ class _Scheduler:
             child.started_any = self.started_any = True
             child.limit = check_timeout(item[1], self.timeout)
             child.deadline = time.monotonic() + child.limit
+            if self.stall is not None and _exclusive(item) == "kafka" and _uses_kafka(item):
+                child.stall = "before"  # it will ask for the broker
             self.on_started(item)
         elif kind == "result":
             _, index, fields, secrets, leaked = message
@@ -397,8 +461,16 @@ class _Scheduler:
                 self._died(child, f"sent the result of check #{index}, which it did not start")
                 return
             child.current, child.deadline = None, None
+            self._released(child)
             result = self.make_result(item, {**fields, "_secrets": secrets})
             self.on_result(item, result, leaked)
+        elif kind == "broker":
+            if message[1] == "want" and child.stall in ("before", "wanting"):
+                child.stall = "wanting"
+            elif message[1] == "released":
+                self._released(child)
+            else:
+                self._died(child, f"sent {message!r} while its broker stall was {child.stall}")
         elif kind == "retire":
             self._requeue(child)
             self._end(child)
@@ -473,6 +545,7 @@ class _Scheduler:
     ) -> None:
         result = self.error_result(item, message, details)
         child.current = None
+        self._released(child)
         self._requeue(child)
         self._end(child)
         self.on_result(item, result, [])
@@ -488,6 +561,7 @@ class _Scheduler:
         """Let the child end, kill what is left of its group, and forget it."""
         if self.children.pop(child.number, None) is None:
             return
+        self._released(child)
         with contextlib.suppress(OSError):
             child.stdin.close()
         _finish(child)

@@ -39,7 +39,7 @@ from harness.certify._project import Project
 from harness.certify._report_config import config_reference_html
 
 if TYPE_CHECKING:
-    from harness.providers.kafka import BrokerStall
+    from harness.providers.kafka import BrokerStall, Stall
 
 __all__ = [
     "EXIT_CERTIFIABLE",
@@ -531,6 +531,7 @@ def _run_isolated(
             on_config_docs=on_config_docs,
             after_child=after_child,
             jobs=jobs,
+            stall=None if stall is None else lambda stop: stall.pause() if stop else stall.resume(),
         )
     except ChildFailed as exc:
         raise ConnectException(str(exc)) from None
@@ -552,7 +553,7 @@ def _run_one(
     workdir: Path,
     run: CertificationRun,
     *,
-    broker: BrokerStall | None = None,
+    broker: Stall | None = None,
     spark_dir: str | None = None,
     seed: int = 0,
     kafka_config: Mapping[str, str] | None = None,

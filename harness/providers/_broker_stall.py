@@ -7,7 +7,7 @@ import os
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cdk.kafka import (
     EmbeddedKafka,
@@ -15,7 +15,24 @@ from cdk.kafka import (
 )
 from harness.providers._kafka_containers import TestcontainersKafka
 
-__all__ = ["BrokerStall", "broker_stall"]
+__all__ = ["BrokerStall", "Stall", "broker_stall"]
+
+
+class Stall(Protocol):
+    """What a broker failure check stalls the broker with.
+
+    A :class:`BrokerStall`, or in a child process of ``cdk certify`` a stall its parent grants
+    (``harness.certify._broker_grant``).
+    """
+
+    def pause(self) -> None:
+        """Stop the broker."""
+
+    def resume(self) -> None:
+        """Continue the broker; harmless when it is not stopped."""
+
+    def stalled(self) -> contextlib.AbstractContextManager[None]:
+        """Keep the broker stopped for the duration of a block."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from cdk.errors import ConfigException
 from cdk.kafka import EmbeddedKafka, ExternalKafka, KafkaProvider
-from harness.providers._broker_stall import BrokerStall, broker_stall
+from harness.providers._broker_stall import BrokerStall, Stall, broker_stall
 from harness.providers._kafka_containers import (
     OFFICIAL_KAFKA_IMAGE,
     TestcontainersKafka,
@@ -27,6 +27,7 @@ from harness.providers._tls_kafka import TlsKafka
 __all__ = [
     "FAST_GROUP_JOIN",
     "BrokerStall",
+    "Stall",
     "OFFICIAL_KAFKA_IMAGE",
     "Record",
     "TestcontainersKafka",

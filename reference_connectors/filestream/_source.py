@@ -32,6 +32,7 @@ BATCH_SIZE_CONFIG = "batch.size"
 DEFAULT_BATCH_SIZE = 2000
 FILENAME_FIELD = "filename"
 POSITION_FIELD = "position"
+_STRING = Schema.STRING_SCHEMA
 
 CONFIG_DEF = (
     ConfigDef()
@@ -140,6 +141,7 @@ class FileStreamSourceTask(SourceTask):
         self._batch_size = config.get_int(BATCH_SIZE_CONFIG)
         if self._filename is None:
             raise ConfigException(FILE_CONFIG, None, "reading standard input is not supported")
+        self._partition = {FILENAME_FIELD: self._filename}
         offset = self.context.offset_storage_reader.offset({FILENAME_FIELD: self._filename})
         if offset is not None:
             position = offset.get(POSITION_FIELD)
@@ -170,6 +172,8 @@ class FileStreamSourceTask(SourceTask):
             self._stop.wait(1.0)
             return None
         records: list[SourceRecord] = []
+        partition = self._partition
+        topic = self._topic
         while len(records) < self._batch_size:
             line = stream.readline()
             if not line:
@@ -182,12 +186,14 @@ class FileStreamSourceTask(SourceTask):
             text = _strip_line_end(line).decode("utf-8", errors="replace")
             records.append(
                 SourceRecord(
-                    {FILENAME_FIELD: self._filename},
+                    partition,  # one dict for the task's records: offsets are grouped by it
                     {POSITION_FIELD: self._position},
-                    self._topic,
+                    topic,
                     None,
-                    value_schema=Schema.STRING_SCHEMA,
-                    value=text,
+                    None,
+                    None,
+                    _STRING,
+                    text,
                 )
             )
         if not records:

@@ -139,6 +139,10 @@ class _Shape:
     converters: list[tuple[str, Callable[[Any], Any]]]
     inc_index: int = -1
     ts_indexes: list[int] = field(default_factory=list)
+    functions: list[Callable[[Any], Any]] = field(init=False)  # the converters alone
+
+    def __post_init__(self) -> None:
+        self.functions = [convert for _, convert in self.converters]
 
 
 class TableQuerier:
@@ -434,18 +438,12 @@ class TableQuerier:
     def _record(self, row: Any) -> SourceRecord:
         shape = self._shape
         assert shape is not None
-        struct = Struct(shape.schema)
-        put = struct.put
-        values = []
-        for (name, convert), raw in zip(shape.converters, row, strict=True):
-            try:
-                value = convert(raw)
-                put(name, value)
-            except (ValueError, TypeError, DataException) as exc:
-                raise DataException(
-                    f"Cannot read column {name!r} of a row of {self.name}: {exc}", field=name
-                ) from exc
-            values.append(value)
+        try:
+            values = [convert(raw) for convert, raw in zip(shape.functions, row, strict=True)]
+            struct = Struct.from_values(shape.schema, values)
+        except (ValueError, TypeError, DataException):
+            self._explain(row)
+            raise
         offset = self.offset
         if shape.inc_index >= 0:
             inc = values[shape.inc_index]
@@ -465,6 +463,19 @@ class TableQuerier:
             shape.schema,
             struct,
         )
+
+    def _explain(self, row: Any) -> None:
+        """Raise the error of the first column of ``row`` that cannot be read or stored."""
+        shape = self._shape
+        assert shape is not None
+        struct = Struct(shape.schema)
+        for (name, convert), raw in zip(shape.converters, row, strict=True):
+            try:
+                struct.put(name, convert(raw))
+            except (ValueError, TypeError, DataException) as exc:
+                raise DataException(
+                    f"Cannot read column {name!r} of a row of {self.name}: {exc}", field=name
+                ) from exc
 
 
 class TableGone(Exception):

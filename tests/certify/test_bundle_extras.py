@@ -27,7 +27,6 @@ NOT_FOR_CERTIFY = {
     "pytest": "harness.pytest_plugin runs inside the project's own pytest",
     "sphinx": "cdk.sphinxext is a Sphinx extension (the docs extra)",
     "docutils": "cdk.sphinxext is a Sphinx extension (the docs extra)",
-    "orjson": "an optional faster JSON parser; the converter falls back to json",
     "pyspark": "--runtime distributed|spark and cdk.spark only (the spark extra, imported lazily)",
     "py4j": "the Spark containers of harness.providers.spark (with pyspark, the spark extra)",
 }

@@ -8,13 +8,16 @@ fails its task, one drops what was late.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness import ConnectorDriver
-from harness.certify import CertificationRun, Outcome, certify
+from harness.certify import CertificationRun, Check, CheckResult, Outcome, certify
 from harness.certify.suites.err import broker
+from harness.providers.kafka import BrokerStall
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
 from tests.certify import _support
 from tests.certify.broken import stall as broken
@@ -91,3 +94,78 @@ def test_a_broker_that_cannot_be_stalled_does_not_verify_the_checks(
         assert result.outcome is not Outcome.PASSED, _support.describe(run)
         assert result.outcome is getattr(Outcome, "NOT_VERIFIED", Outcome.SKIPPED)
         assert "cannot be stalled" in result.message, _support.describe(run)
+
+
+class _Timeline:
+    """When each check started and ended, and when the parent stopped and continued the broker."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[float, str, str, str]] = []
+
+    def mark(self, what: str, check_id: str = "", subject: str = "") -> None:
+        self.events.append((time.monotonic(), what, check_id, subject))
+
+    def started(self, run: object, planned: int) -> None:
+        pass
+
+    def check_started(self, check: Check, subject: str) -> None:
+        self.mark("start", check.id, subject)
+
+    def check_finished(self, result: CheckResult) -> None:
+        self.mark("end", result.id, result.subject)
+
+    def finished(self, run: object) -> None:
+        pass
+
+
+def test_with_jobs_the_stall_checks_hold_the_broker_only_while_it_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cdk certify --jobs``: the parent grants the stall once the other checks on Kafka have
+    ended and holds the others back only until the broker is continued; the stall checks set
+    up and recover next to other checks on Kafka, and both share one stall."""
+    timeline = _Timeline()
+    for name, what in (("pause", "stopped"), ("resume", "continued")):
+        original = getattr(BrokerStall, name)
+
+        def recorded(self: BrokerStall, original: Any = original, what: str = what) -> None:
+            timeline.mark(what)  # in the parent: the children ask it
+            original(self)
+
+        monkeypatch.setattr(BrokerStall, name, recorded)
+    project = _support.project_for(tmp_path, FileStreamSourceDriver, FileStreamSinkDriver)
+    others = ["SCH-01", "SCH-02", "RST-01", "OFF-04", "RST-05"]
+    run = certify(
+        project,
+        kafka="embedded",
+        only=[*STALL_IDS, *others],
+        workdir=tmp_path / "run",
+        listener=timeline,
+        isolate=True,
+        jobs=3,
+    )
+    assert {(r.id, r.outcome) for r in run.results} == {
+        (r.id, Outcome.PASSED) for r in run.results
+    }, _support.describe(run)
+    stops = [t for t, what, _, _ in timeline.events if what == "stopped"]
+    assert len(stops) == 1, timeline.events  # one stall for both: they asked together
+    stopped = stops[0]
+    continued = min(t for t, what, _, _ in timeline.events if what == "continued" and t > stopped)
+    assert continued - stopped >= broker.STALL_S - 0.5, timeline.events
+    spans: dict[tuple[str, str], list[float]] = {}
+    for t, what, check_id, subject in timeline.events:
+        if what in ("start", "end"):
+            spans.setdefault((check_id, subject), []).append(t)
+    overlapped = False
+    for (check_id, subject), (start, end) in spans.items():
+        if check_id in STALL_IDS:
+            assert start < stopped < continued < end, (check_id, timeline.events)
+            continue
+        # no other check on Kafka runs while the broker is stopped
+        assert end <= stopped or start >= continued, (check_id, subject, timeline.events)
+        stall_spans = [spans[(i, d.__name__)] for i, d in _STALLS]
+        overlapped |= any(s < end and start < e for s, e in stall_spans)
+    assert overlapped, timeline.events  # but next to a stall check, outside the stall
+
+
+_STALLS = [("ERR-04", FileStreamSourceDriver), ("ERR-05", FileStreamSinkDriver)]

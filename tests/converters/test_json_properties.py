@@ -22,7 +22,17 @@ from hypothesis import strategies as st
 
 from cdk.converters import JsonConverter, _json_text
 from cdk.converters._json_text import jackson_utf8, java_float, json_string
-from cdk.data import Date, Decimal, Schema, SchemaAndValue, SchemaType, Struct, Time, Timestamp
+from cdk.data import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaAndValue,
+    SchemaBuilder,
+    SchemaType,
+    Struct,
+    Time,
+    Timestamp,
+)
 from cdk.errors import DataException
 from harness.strategies import schema_and_value, schemas, values_for
 
@@ -256,3 +266,60 @@ def test_leading_zeros_read_as_the_number(number: int | decimal.Decimal, zeros: 
         conv = converter(flag, **{"schemas.enable": "false"})
         doc = '{"n": ' + padded + ', "s": "' + padded + '"}'
         assert conv.to_connect_data(TOPIC, doc.encode()).value == {"n": expected, "s": padded}
+
+
+_ZONES = st.sampled_from(
+    [
+        None,
+        dt.timezone.utc,
+        dt.timezone(dt.timedelta(hours=5, minutes=30)),
+        dt.timezone(-dt.timedelta(hours=8)),
+    ]
+)
+
+
+@SETTINGS
+@given(
+    st.integers(0, 12).flatmap(
+        lambda scale: st.tuples(
+            st.just(scale),
+            st.one_of(
+                st.integers(-(10**40), 10**40).map(
+                    lambda n: decimal.Decimal(n).scaleb(-scale, decimal.Context(prec=100))
+                ),
+                st.decimals(allow_nan=False, allow_infinity=False, places=scale),
+            ),
+        )
+    ),
+    st.datetimes(
+        min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30), timezones=_ZONES
+    ),
+    st.dates(),
+)
+def test_logical_values_are_encoded_as_the_logical_types_encode_them(
+    decimal_case: tuple[int, decimal.Decimal], instant: dt.datetime, day: dt.date
+) -> None:
+    """The inlined encoders (per schema, in the struct encoder too) give exactly
+    ``Decimal.from_logical``/``Timestamp.from_logical``/``Date.from_logical``'s values."""
+    scale, amount = decimal_case
+    schema = (
+        SchemaBuilder.struct()
+        .field("amount", Decimal.schema(scale))
+        .field("at", Timestamp.SCHEMA)
+        .field("day", Date.SCHEMA)
+        .build()
+    )
+    conv = converter(**{"schemas.enable": "false"})
+    value = Struct(schema).put("amount", amount).put("at", instant).put("day", day)
+    expected = {
+        "amount": base64.b64encode(
+            Decimal.from_logical(schema.field("amount").schema, amount)
+        ).decode(),
+        "at": Timestamp.from_logical(Timestamp.SCHEMA, instant),
+        "day": Date.from_logical(Date.SCHEMA, day),
+    }
+    assert json.loads(conv.from_connect_data(TOPIC, schema, value)) == expected
+    for name in ("amount", "at", "day"):
+        field_schema = schema.field(name).schema
+        single = conv.from_connect_data(TOPIC, field_schema, value.get(name))
+        assert json.loads(single) == expected[name]

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from cdk import ConnectException
+from cdk import ConnectException, DataException
 from reference_connectors.sql import SqlSourceConnector
 from tests.reference_connectors.sql._databases import TestDatabase
 from tests.reference_connectors.sql._support import ddl, start_task
@@ -163,3 +163,34 @@ def test_an_unreachable_database_fails_the_task_start_after_its_attempts() -> No
                 "tables": "[]",
             }
         )
+
+
+@pytest.mark.parametrize("sql_database", ["sqlite"], indirect=True)
+def test_a_value_that_cannot_be_read_names_its_column(sql_database: TestDatabase) -> None:
+    """SQLite keeps what it is given: text in an INTEGER column, 123456 in a NUMERIC(3,0) one.
+
+    The first column (in column order) whose value cannot be converted or does not fit its
+    schema is named, whichever step fails.
+    """
+    db = sql_database
+    db.execute(
+        "CREATE TABLE odd (id INTEGER NOT NULL PRIMARY KEY, n NUMERIC(3,0), q INTEGER)",
+        "INSERT INTO odd VALUES (1, 5, 'abc')",
+        "CREATE TABLE odder (id INTEGER NOT NULL PRIMARY KEY, n NUMERIC(3,0), q INTEGER)",
+        "INSERT INTO odder VALUES (1, 123456, 'abc')",
+    )
+    for table, column, detail in (
+        ("odd", "q", "invalid literal for int()"),
+        ("odder", "n", "123456 is out of range"),
+    ):
+        task = start_task(db, [table], mode="bulk", **{"numeric.mapping": "best_fit"})
+        try:
+            with pytest.raises(DataException) as info:
+                task.poll()
+        finally:
+            task.stop()
+        assert str(info.value).startswith(
+            f"Cannot read column {column!r} of a row of table {table}: "
+        ), info.value
+        assert detail in str(info.value)
+        assert info.value.field == column

@@ -116,8 +116,8 @@ def _stall_check(ctx: CheckContext) -> None:
             broker.resume()
             back.set()
 
+        broker.pause()  # in cdk certify's child process: once the parent granted the stall
         stalled_at = time.monotonic()
-        broker.pause()
         timer = threading.Thread(target=continue_later, name="cdk-certify-stall", daemon=True)
         timer.start()
         try:
