@@ -104,7 +104,7 @@ def _running(driver: DriverProcess, name: str) -> bool:
 
 
 def test_kill_9_of_the_leader_a_standby_leads_and_every_record_arrives(
-    drivers: Any, kafka_bootstrap: str
+    drivers: Any, kafka_bootstrap: str, record_property: Any
 ) -> None:
     leader = drivers("a")
     standby = drivers("b")
@@ -129,6 +129,7 @@ def test_kill_9_of_the_leader_a_standby_leads_and_every_record_arrives(
             lambda: f"the standby to lead: {standby.log()[-3000:]}",
         )
         took = time.monotonic() - killed_at
+        record_property("takeover_s", round(took, 2))  # in the JUnit XML
         assert took <= TAKEOVER_S, f"the standby took {took:.1f} s to lead"
         wait_until(lambda: _running(standby, "src"), 60)
         keys = reader.wait_for_keys(all_keys(2, records), timeout=120)
