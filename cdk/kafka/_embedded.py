@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -231,8 +232,6 @@ class EmbeddedKafka(KafkaProvider):
         self._port = port
 
     def _wait_ready(self) -> None:
-        from cdk.kafka._clients import BrokerUnreachableException, check_connection
-
         assert self._proc is not None
         assert self._port is not None
         deadline = time.monotonic() + self._startup_timeout
@@ -247,16 +246,9 @@ class EmbeddedKafka(KafkaProvider):
                     f"{self._startup_timeout:g}s; its output:\n{self.log_tail()}"
                 )
             try:
-                with socket.create_connection(address, timeout=min(0.5, remaining)):
-                    pass
-            except OSError:
+                cluster = _probe_cluster_id(address, timeout=max(0.5, min(5.0, remaining)))
+            except (OSError, ValueError, struct.error):
                 time.sleep(0.01)
-                continue
-            try:
-                cluster = check_connection(
-                    f"{address[0]}:{address[1]}", timeout=max(0.5, min(5.0, remaining))
-                )
-            except BrokerUnreachableException:
                 continue
             if cluster != self.cluster_id:
                 # Another broker answers on this port: ours could not bind it and is exiting.
@@ -365,3 +357,54 @@ def _stop_all() -> None:
     for broker in list(_running):
         with contextlib.suppress(Exception):
             broker.stop()
+
+
+def _probe_cluster_id(address: tuple[str, int], timeout: float) -> str | None:
+    """Ask the broker listening on ``address`` for its cluster id with one Metadata v2 request.
+
+    The probe speaks the protocol on one socket instead of using a Kafka client: a client
+    follows the advertised address the first answer names, and a broker advertised behind a
+    proxy that is not up yet (:class:`harness.providers.TlsKafka`) would never answer it.
+
+    Raises:
+        OSError: nothing answered on ``address`` within ``timeout`` seconds.
+        ValueError: the answer was not a Metadata response.
+    """
+    client = b"cdk-readiness-probe"
+    # Request header v1 (api key 3 = Metadata, version 2, correlation id 1, client id), then an
+    # empty topic array: the answer holds the brokers and the cluster id, no topic.
+    request = struct.pack(">hhih", 3, 2, 1, len(client)) + client + struct.pack(">i", 0)
+    with socket.create_connection(address, timeout=timeout) as sock:
+        sock.settimeout(timeout)
+        sock.sendall(struct.pack(">i", len(request)) + request)
+        (size,) = struct.unpack(">i", _read_exactly(sock, 4))
+        if not 0 < size < 1 << 20:
+            raise ValueError(f"not a Kafka response (size {size})")
+        answer = _read_exactly(sock, size)
+    (correlation,) = struct.unpack_from(">i", answer, 0)
+    if correlation != 1:
+        raise ValueError(f"not the answer to the probe (correlation id {correlation})")
+    position = 4
+    (brokers,) = struct.unpack_from(">i", answer, position)
+    position += 4
+    for _ in range(max(brokers, 0)):
+        position += 4  # node id
+        (length,) = struct.unpack_from(">h", answer, position)
+        position += 2 + length + 4  # host, port
+        (length,) = struct.unpack_from(">h", answer, position)
+        position += 2 + max(length, 0)  # rack (nullable)
+    (length,) = struct.unpack_from(">h", answer, position)
+    position += 2
+    if length < 0:
+        return None
+    return answer[position : position + length].decode("utf-8", "replace")
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("the broker closed the connection")
+        data += chunk
+    return bytes(data)

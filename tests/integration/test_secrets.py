@@ -23,8 +23,8 @@ from harness.providers.kafka import consume_all
 from harness.providers.tls import TlsKafka
 from tests._tls import KEY_PASSWORD, STORE_PASSWORD, TlsFiles
 from tests._wait import wait_until
+from tests.runtime.distributed._support import distributed_props
 from tests.runtime.distributed._thread_placement import ThreadPlacement
-from tests.runtime.distributed.test_herder import _props
 from tests.runtime.standalone.test_herder import TinySourceConnector, source_config
 
 BASIC_PASSWORD = "basic-auth-pw-91c3"
@@ -47,7 +47,7 @@ def driver(
 ) -> Iterator[DistributedWorker]:
     caplog.set_level(logging.DEBUG)  # from before the driver starts
     security = mtls_kafka.client_config()
-    props = _props(mtls_kafka.bootstrap_servers, f"sec-{uuid.uuid4().hex[:8]}")
+    props = distributed_props(mtls_kafka.bootstrap_servers, f"sec-{uuid.uuid4().hex[:8]}")
     props.update(
         {
             **security,

@@ -78,6 +78,18 @@ def test_fixed_port_and_log_file(tmp_path: Path) -> None:
     assert "tansu broker" in log.read_text()
 
 
+def test_a_broker_advertised_behind_a_silent_port_is_ready_at_once() -> None:
+    # What TlsKafka does: the broker advertises a proxy's port, and the proxy starts only after
+    # the broker is ready. The readiness probe must not follow the advertised address (a Kafka
+    # client does, and waited on the silent port until the startup timeout).
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # listens, never answers
+        port = silent.getsockname()[1]
+        broker = EmbeddedKafka(advertised_port=port, startup_timeout=5)
+        with broker:
+            assert broker.bootstrap_servers == f"127.0.0.1:{port}"
+            assert broker.listening_address != broker.bootstrap_servers
+
+
 def test_port_in_use_is_a_clear_error(kafka: EmbeddedKafka) -> None:
     with pytest.raises(ConnectException, match=f"{kafka.port}.*in use"):
         EmbeddedKafka(port=kafka.port).start()

@@ -232,7 +232,8 @@ class _CursorTask(FileStreamSourceTask):
         self._filename = config.get_string(FILE_CONFIG)
         self._topic = config.get_string(TOPIC_CONFIG)
         self._batch_size = config.get_int(BATCH_SIZE_CONFIG)
-        stored = self.context.offset_storage_reader.offset({FILENAME_FIELD: self._filename})
+        self._partition = {FILENAME_FIELD: self._filename}
+        stored = self.context.offset_storage_reader.offset(self._partition)
         if stored is not None:
             self._position = int(str(stored[CURSOR_FIELD]), 16)
 
