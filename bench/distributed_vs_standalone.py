@@ -8,20 +8,24 @@ sink (the counting test sink), run three ways in the same run:
   (one per core, each running connector tasks as threads);
 - distributed on a standalone Spark cluster of 2 workers (2 cores each) from the wheel.
 
-For each: records/s from the first record in the topic to the N-th (source), and from the
-first record to the sink group's commit of the N-th (pipeline), with the ratio to standalone;
-REST create -> first record in Kafka (the source's POST, the sink created before it), once the
-driver and its workers are up. On the cluster
-also: the time from the SIGKILL of the Spark worker running the source task to that task RUNNING
-on another worker, and to records flowing again.
+For each: REST create -> first record in Kafka of the source, alone (once the driver and its
+workers are up); the source's records/s from the first record in the topic to the N-th, with no
+sink running beside it; then the sink, created once the topic holds every record: its records/s
+from its POST to its group's commit of the N-th. The ratios are to standalone. On the cluster
+also: the time from the SIGKILL of the Spark worker running a source task to that task RUNNING
+on another worker, and to records flowing again. With ``--runs`` the figures are medians, and
+the ratios of each run are printed too (the machine is shared; a run's ratios compare modes
+measured minutes apart, the medians smooth that).
 
-Run with ``.venv/bin/python bench/distributed_vs_standalone.py [--records N]``.
+Run with ``.venv/bin/python bench/distributed_vs_standalone.py [--records N] [--runs R]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -131,7 +135,9 @@ def worker_props(bootstrap: str, tmp: Path, spark: SparkProvider | None) -> dict
     return props
 
 
-def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None) -> dict[str, Any]:
+def measure(
+    name: str, bootstrap: str, records: int, spark: SparkProvider | None, *, kill: bool = True
+) -> dict[str, Any]:
     """Run the pipeline once; return its figures."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-dist-"))
     topic = f"bench-{uuid.uuid4().hex[:8]}"
@@ -157,8 +163,6 @@ def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None
             "poll.interval.ms": "0",
         }
         sink = {"connector.class": COUNTING, "topics": topic, "tasks.max": "1"}
-        # the sink first, so that the figure is the source's create -> first record alone
-        rest.post("/connectors", json={"name": "sink", "config": sink}).raise_for_status()
         created = time.monotonic()
         answer = rest.post("/connectors", json={"name": "src", "config": source})
         answer.raise_for_status()
@@ -167,14 +171,17 @@ def measure(name: str, bootstrap: str, records: int, spark: SparkProvider | None
         out["create -> first record (s)"] = counter.first - created
         last = counter.until(records)
         out["source rec/s"] = records / max(last - counter.first, 1e-9)
+        # the sink once the topic holds every record: its rate is its own, not the source's
+        sink_created = time.monotonic()
+        rest.post("/connectors", json={"name": "sink", "config": sink}).raise_for_status()
         done = _wait(
             lambda: committed(bootstrap, "connect-sink", topic) >= records and time.monotonic(),
             TIMEOUT,
             "the sink's commit of every record",
             interval=0.1,
         )
-        out["pipeline rec/s"] = records / max(done - counter.first, 1e-9)
-        if isinstance(spark, StandaloneSpark):
+        out["sink rec/s"] = records / max(done - sink_created, 1e-9)
+        if kill and isinstance(spark, StandaloneSpark):
             for name in ("src", "sink"):
                 rest.delete(f"/connectors/{name}").raise_for_status()
             _wait(lambda: rest.get("/connectors").json() == [], TIMEOUT, "the connectors deleted")
@@ -236,19 +243,38 @@ def _flowing(counter: Counter, before: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=1, help="runs of the three modes (medians)")
     args = parser.parse_args()
     # a SIGTERM stops the run through the finally blocks, which stop the Spark JVMs
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    rows = []
+    runs: list[list[dict[str, Any]]] = []
     with EmbeddedKafka() as kafka:
         bootstrap = kafka.bootstrap_servers
-        rows.append(measure("standalone", bootstrap, args.records, None))
-        with LocalSpark(2) as local:
-            rows.append(measure("distributed local[2]", bootstrap, args.records, local))
-        with StandaloneSpark(2, cores=2) as cluster:
-            rows.append(measure("distributed 2-worker cluster", bootstrap, args.records, cluster))
+        for run in range(args.runs):
+            last = run == args.runs - 1
+            load = os.getloadavg()[0]
+            rows = [measure("standalone", bootstrap, args.records, None)]
+            with LocalSpark(2) as local:
+                rows.append(measure("distributed local[2]", bootstrap, args.records, local))
+            with StandaloneSpark(2, cores=2) as cluster:
+                rows.append(
+                    measure(
+                        "distributed 2-worker cluster", bootstrap, args.records, cluster, kill=last
+                    )
+                )
+            runs.append(rows)
+            ratios = ", ".join(
+                f"{row['mode']} source {row['source rec/s'] / rows[0]['source rec/s']:.2f}x "
+                f"sink {row['sink rec/s'] / rows[0]['sink rec/s']:.2f}x"
+                for row in rows[1:]
+            )
+            print(f"run {run + 1} [load {load:.1f}]: {ratios}", flush=True)
+    rows = [{"mode": modes[0]["mode"], **_medians(modes)} for modes in zip(*runs, strict=True)]
     base = rows[0]
-    print(f"\n{args.records} records, generator -> Tansu -> no-op sink, JsonConverter\n")
+    print(
+        f"\n{args.records} records, generator -> Tansu -> no-op sink, JsonConverter, "
+        f"medians of {args.runs} run(s)\n"
+    )
     keys = [k for row in rows for k in row if k != "mode"]
     keys = list(dict.fromkeys(keys))
     print("| figure | " + " | ".join(r["mode"] for r in rows) + " |")
@@ -265,6 +291,11 @@ def main() -> None:
                 text += f" ({value / base[key]:.2f}x)"
             cells.append(text)
         print(f"| {key} | " + " | ".join(cells) + " |")
+
+
+def _medians(rows: tuple[dict[str, Any], ...]) -> dict[str, float]:
+    keys = dict.fromkeys(k for row in rows for k in row if k != "mode")
+    return {k: statistics.median(row[k] for row in rows if k in row) for k in keys}
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ __all__ = ["distributed_properties", "distributed_worker", "spark_cluster", "tas
 #: Spark may retry a task this often (a task of a killed worker is retried once per kill).
 TASK_MAX_FAILURES = "8"
 
+#: How long :func:`task_worker` waits for the placement to settle (heartbeats every second).
+SETTLE_TIMEOUT_S = 90.0
+
 
 def spark_cluster(ctx: CheckContext) -> Any:
     """The run's standalone Spark cluster (a :class:`harness.providers.spark.StandaloneSpark`).
@@ -97,12 +100,49 @@ def distributed_worker(
 def task_worker(ctx: CheckContext, w: WorkerHandle, name: str, task: int) -> tuple[str, int]:
     """The ``worker_id`` of a RUNNING task and the index of the Spark worker that runs it.
 
+    Waits until the placement has settled first: every worker slot of the cluster heartbeats,
+    the tasks are balanced across the workers, and the task's status names the worker whose
+    heartbeat says it runs the task. Right after a connector starts, a worker that joined late
+    takes tasks over from the first one; a status read then names a worker that is about to
+    give the task away, and a check that kills that worker's Spark worker would kill the wrong
+    one.
+
     Raises:
         CheckFailed: the task is not RUNNING, or runs on no worker of the cluster.
     """
-    status = w.wait_task_state(name, task, "RUNNING")
+    cluster = spark_cluster(ctx)
+    herder = w.embedded.herder
+    task_id = f"{name}-{task}"
+
+    def settled() -> dict[str, Any] | None:
+        tasks = {t["id"]: t for t in w.status(name).get("tasks", [])}
+        status = tasks.get(task)
+        if status is None or status["state"] != "RUNNING":
+            return None
+        live: dict[str, dict[str, Any]] = herder.workers()  # type: ignore[attr-defined]
+        if len(live) < cluster.cores:
+            return None  # a worker slot has not heartbeated yet: it will take tasks over
+        loads = [len(info["tasks"]) for info in live.values()]
+        if max(loads) - min(loads) > 1:
+            return None  # unbalanced: the leader is moving tasks
+        runners = [worker for worker, info in live.items() if task_id in info["tasks"]]
+        if runners != [status.get("worker_id")]:
+            return None
+        return dict(status)
+
+    status = ctx.wait_for(
+        settled,
+        SETTLE_TIMEOUT_S,
+        expected=(
+            f"task {task} of {name} RUNNING where the workers' heartbeats say, the tasks "
+            f"balanced across the cluster's {cluster.cores} worker slots"
+        ),
+        actual=lambda: (
+            f"the status is {w.status(name)}; the workers run {herder.workers()}"  # type: ignore[attr-defined]
+        ),
+    )
     worker_id = str(status.get("worker_id", ""))
-    index = spark_cluster(ctx).worker_of_executor(worker_id)
+    index = cluster.worker_of_executor(worker_id)
     if index is None:
         raise CheckFailed(
             f"task {task} of {name} to run on an executor of the Spark cluster",

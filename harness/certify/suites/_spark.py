@@ -30,6 +30,7 @@ from harness.certify.suites._flows import (
     await_running,
     brief_status,
     call,
+    failures,
     trace_head,
 )
 
@@ -146,6 +147,28 @@ def _await_moved(ctx: CheckContext, w: WorkerHandle, name: str, task: int, old: 
     )
 
 
+def _expect_all(
+    w: WorkerHandle, name: str, flow: Flow, what: str, timeout: float
+) -> list[Hashable]:
+    """:meth:`Flow.expect_all`; when records are missing and a task FAILED, say which and why.
+
+    A task can fail after the last status check (a moved task whose ``start()`` raises): the
+    records it should have moved are missing, and its trace is the reason.
+    """
+    try:
+        return flow.expect_all(what, timeout)
+    except CheckFailed as exc:
+        failed = failures(w.status(name))
+        if not failed:
+            raise
+        who, trace = failed[0]
+        raise CheckFailed(
+            exc.expected,
+            f"{exc.actual}; {who} FAILED: {trace_head(trace)}",
+            details=trace or exc.details,
+        ) from None
+
+
 def resume_after_worker_loss(ctx: CheckContext) -> None:
     """The body of OFF-09 (registered in its suite's module)."""
     cluster = spark_cluster(ctx)
@@ -157,7 +180,9 @@ def resume_after_worker_loss(ctx: CheckContext) -> None:
             flow.send(BATCH, "written before the kill")
             w.create(name, flow.config())
             await_running(w, name, when="on the Spark cluster", timeout=SPARK_STATE_TIMEOUT_S)
-            flow.expect_all("the records written before the kill", SPARK_DELIVERY_TIMEOUT_S)
+            _expect_all(
+                w, name, flow, "the records written before the kill", SPARK_DELIVERY_TIMEOUT_S
+            )
             _settle_offsets(ctx, w, name, flow)
             old, killed = task_worker(ctx, w, name, 0)
             flow.send(BATCH, "written as the Spark worker is killed")
@@ -166,8 +191,12 @@ def resume_after_worker_loss(ctx: CheckContext) -> None:
             new = _await_moved(ctx, w, name, 0, old)
             ctx.evidence("executor running the task after the kill", new)
             flow.send(BATCH, "written after the task moved")
-            got = flow.expect_all(
-                "every record, across the kill of the Spark worker", SPARK_DELIVERY_TIMEOUT_S
+            got = _expect_all(
+                w,
+                name,
+                flow,
+                "every record, across the kill of the Spark worker",
+                SPARK_DELIVERY_TIMEOUT_S,
             )
             duplicates = _bounded(
                 ctx,
@@ -197,7 +226,9 @@ def driver_restart(ctx: CheckContext) -> None:
             flow.send(BATCH, "written before the driver restart")
             w.create(name, config)
             await_running(w, name, when="on the Spark cluster", timeout=SPARK_STATE_TIMEOUT_S)
-            flow.expect_all("the records written before the restart", SPARK_DELIVERY_TIMEOUT_S)
+            _expect_all(
+                w, name, flow, "the records written before the restart", SPARK_DELIVERY_TIMEOUT_S
+            )
             tasks = len(w.status(name).get("tasks", []))
             call(w, "PUT", f"/connectors/{name}/pause")
             w.wait_state(name, "PAUSED", timeout=SPARK_STATE_TIMEOUT_S)
@@ -207,7 +238,10 @@ def driver_restart(ctx: CheckContext) -> None:
             ctx.evidence("status after the driver restart", brief_status(status))
             call(w, "PUT", f"/connectors/{name}/resume")
             await_running(w, name, when="after the restart and resume", tasks=tasks)
-            got = flow.expect_all(
+            got = _expect_all(
+                w,
+                name,
+                flow,
                 "every record, written before and after the driver restart",
                 SPARK_DELIVERY_TIMEOUT_S,
             )
@@ -240,7 +274,9 @@ def worker_leaves_and_rejoins(ctx: CheckContext) -> None:
             await_running(
                 w, name, when="on the Spark cluster", tasks=2, timeout=SPARK_STATE_TIMEOUT_S
             )
-            flow.expect_all("the records written with 2 workers", SPARK_DELIVERY_TIMEOUT_S)
+            _expect_all(
+                w, name, flow, "the records written with 2 workers", SPARK_DELIVERY_TIMEOUT_S
+            )
             old, killed = task_worker(ctx, w, name, 0)
             cluster.kill_worker(killed)
             flow.send(BATCH, "written while a Spark worker was gone", streams=streams)
@@ -251,7 +287,10 @@ def worker_leaves_and_rejoins(ctx: CheckContext) -> None:
             ctx.evidence("executor running task 0 after the rejoin", new)
             await_running(w, name, when="after the worker rejoined", tasks=2)
             flow.send(BATCH, "written after the worker rejoined", streams=streams)
-            flow.expect_all(
+            _expect_all(
+                w,
+                name,
+                flow,
                 "every record, before, during and after the loss of a worker",
                 SPARK_DELIVERY_TIMEOUT_S,
             )
@@ -275,7 +314,7 @@ def tasks_max_distributed(ctx: CheckContext) -> None:
         flow.send(BATCH, "written with tasks.max=1", streams=streams)
         w.create(name, config)
         await_running(w, name, when="with tasks.max=1", tasks=1, timeout=SPARK_STATE_TIMEOUT_S)
-        flow.expect_all("the records written with tasks.max=1", SPARK_DELIVERY_TIMEOUT_S)
+        _expect_all(w, name, flow, "the records written with tasks.max=1", SPARK_DELIVERY_TIMEOUT_S)
         for before, after in ((1, 2), (2, 1)):
             changed = {**config, "tasks.max": str(after)}
             call(w, "PUT", f"/connectors/{name}/config", changed)
@@ -291,7 +330,10 @@ def tasks_max_distributed(ctx: CheckContext) -> None:
                 settled_s=TASK_COUNT_SETTLED_S,
             )
             flow.send(BATCH, f"written after tasks.max {before} -> {after}", streams=streams)
-            flow.expect_all(
+            _expect_all(
+                w,
+                name,
+                flow,
                 f"every record, written before and after tasks.max {before} -> {after}",
                 SPARK_DELIVERY_TIMEOUT_S,
             )
