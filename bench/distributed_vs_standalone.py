@@ -79,6 +79,7 @@ class Counter:
         self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         self.count = 0
         self.first: float | None = None
+        self.first_created: float | None = None  # the first record's timestamp (CreateTime)
 
     def until(self, n: int, timeout: float = TIMEOUT) -> float:
         """Read until ``n`` records were read; return the monotonic time of the n-th."""
@@ -91,10 +92,46 @@ class Counter:
                     self.count += 1
                     if self.first is None:
                         self.first = time.monotonic()
+                        self.first_created = msg.timestamp()[1] / 1000.0
         return time.monotonic()
 
     def close(self) -> None:
         self.consumer.close()
+
+
+def _cpu_by_process() -> dict[int, tuple[str, float]]:
+    """Every process's program (java, python, the broker, other) and CPU seconds, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, tuple[str, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        program = (
+            "java"
+            if name == "java"
+            else "broker"
+            if "tansu" in name
+            else "python"
+            if name.startswith("python")
+            else "other"
+        )
+        out[int(entry)] = (program, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def _cpu_shares(before: dict[int, tuple[str, float]], seconds: float) -> dict[str, float]:
+    """CPU used by each program since ``before``, in % of the machine over ``seconds``."""
+    used: dict[str, float] = {}
+    for pid, (program, cpu) in _cpu_by_process().items():
+        used[program] = used.get(program, 0.0) + cpu - before.get(pid, (program, 0.0))[1]
+    capacity = max(seconds, 1e-9) * (os.cpu_count() or 1)
+    return {p: 100.0 * used.get(p, 0.0) / capacity for p in ("python", "java", "broker")}
 
 
 def committed(bootstrap: str, group: str, topic: str) -> int:
@@ -163,14 +200,19 @@ def measure(
             "poll.interval.ms": "0",
         }
         sink = {"connector.class": COUNTING, "topics": topic, "tasks.max": "1"}
-        created = time.monotonic()
+        created, created_wall = time.monotonic(), time.time()
         answer = rest.post("/connectors", json={"name": "src", "config": source})
         answer.raise_for_status()
         counter.until(1)
         assert counter.first is not None
-        out["create -> first record (s)"] = counter.first - created
+        assert counter.first_created is not None
+        out["create -> first record produced (s)"] = counter.first_created - created_wall
+        out["create -> first record read (s)"] = counter.first - created
+        cpu_before = _cpu_by_process()
         last = counter.until(records)
         out["source rec/s"] = records / max(last - counter.first, 1e-9)
+        for program, share in _cpu_shares(cpu_before, last - counter.first).items():
+            out[f"source window: {program} CPU (% of the machine)"] = share
         # the sink once the topic holds every record: its rate is its own, not the source's
         sink_created = time.monotonic()
         rest.post("/connectors", json={"name": "sink", "config": sink}).raise_for_status()

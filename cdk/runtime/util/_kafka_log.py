@@ -159,7 +159,7 @@ class KafkaBasedLog:
                         "auto.offset.reset": "earliest",
                         "isolation.level": "read_committed",
                         "enable.partition.eof": True,
-                        "fetch.wait.max.ms": 10,
+                        "fetch.wait.max.ms": 50,
                     }
                 )
             )
