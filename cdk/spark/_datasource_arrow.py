@@ -238,19 +238,6 @@ _FAST_LOGICAL = frozenset(
         "org.apache.kafka.connect.data.Timestamp",
     }
 )
-_FAST_TYPES = frozenset(
-    {
-        SchemaType.INT8,
-        SchemaType.INT16,
-        SchemaType.INT32,
-        SchemaType.INT64,
-        SchemaType.FLOAT32,
-        SchemaType.FLOAT64,
-        SchemaType.BOOLEAN,
-        SchemaType.STRING,
-        SchemaType.BYTES,
-    }
-)
 
 
 def _fast_kind(schema: Schema) -> bool:
@@ -264,7 +251,7 @@ def _fast_kind(schema: Schema) -> bool:
     """
     if schema.name is not None and schema.name.startswith("org.apache.kafka.connect.data."):
         return schema.name in _FAST_LOGICAL
-    return schema.type in _FAST_TYPES
+    return schema.type.is_primitive
 
 
 def _decimals(schema: Schema, name: str) -> Callable[[list[Any]], list[Any]]:
