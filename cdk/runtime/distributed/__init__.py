@@ -3,7 +3,7 @@
 :class:`DistributedWorker` is the in-process driver: its state in the config, offset and status
 topics (the stores of :mod:`cdk.runtime.storage`, in Kafka Connect 3.9's formats) and in the
 kit's assignments topic, the :class:`DistributedHerder` that manages connectors from them, the
-election of the leading driver through the group ``group.id``, and the REST API.
+election of the leading driver (a lease in the assignments topic), and the REST API.
 :class:`DistributedConfig` is its worker configuration. A driver's :class:`TaskPlacement` hosts
 its workers (:class:`ClusterWorker`, each running many connector tasks) from a
 :class:`WorkerSpec`; the leader assigns the tasks to the live workers of every driver. The Spark

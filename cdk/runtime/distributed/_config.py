@@ -171,8 +171,8 @@ def _define(config_def: ConfigDef) -> ConfigDef:
             10000,
             Range.at_least(1000),
             Importance.HIGH,
-            "The timeout used to detect a driver's or a worker's failure. The drivers join the "
-            "group 'group.id'; a leader without heartbeats for this long is replaced by another "
+            "The timeout used to detect a driver's or a worker's failure. A leader whose lease "
+            "(renewed every heartbeat.interval.ms) is this old is replaced by another "
             "driver, and the tasks of a worker whose heartbeats stopped this long ago are "
             "assigned to the others.",
         )
