@@ -15,6 +15,7 @@ from harness._driver import (
     Delivery,
     SinkDriver,
     SourceDriver,
+    SourceKind,
     default_sink_value,
     default_sink_value_schema,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "Limit",
     "SinkDriver",
     "SourceDriver",
+    "SourceKind",
     "default_sink_value",
     "default_sink_value_schema",
 ]

@@ -43,6 +43,7 @@ __all__ = [
     "Delivery",
     "SinkDriver",
     "SourceDriver",
+    "SourceKind",
     "default_sink_value_schema",
     "default_sink_value",
     "source_streams",
@@ -54,6 +55,28 @@ class Delivery(str, enum.Enum):
 
     AT_LEAST_ONCE = "at-least-once"
     EXACTLY_ONCE = "exactly-once"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class SourceKind(str, enum.Enum):
+    """How a source system keeps the position of what a connector has read.
+
+    ``REPLAYABLE``: the source can be read again from a stored position (a table read by an
+    incrementing column, a file, a log, a stream): the connector's records carry source
+    offsets and a task resumes from the committed ones (the OFF checks).
+
+    ``ACKNOWLEDGING``: the source system hands each message out and forgets it only once the
+    connector acknowledges it, and redelivers what was not acknowledged (a queue: RabbitMQ,
+    MQTT, JMS, SQS, Pub/Sub). The connector acknowledges a message in
+    :meth:`cdk.SourceTask.commit_record` (or :meth:`~cdk.SourceTask.commit`), once Kafka has
+    acknowledged its record; it cannot resume from an offset, so the checks that replay from
+    one do not apply and the ACK checks do.
+    """
+
+    REPLAYABLE = "replayable"
+    ACKNOWLEDGING = "acknowledging"
 
     def __str__(self) -> str:
         return self.value
@@ -134,10 +157,20 @@ class SourceDriver(ConnectorDriver):
             rebalancing with work for every task (RBL-01/02 are not verified with one).
         detects_new_streams: the connector notices a stream created while it runs (and calls
             ``context.request_task_reconfiguration()``); RBL-03 is not verified without it.
+        source_kind: how the source system keeps position (:class:`SourceKind`):
+            ``REPLAYABLE`` (the default: offsets) or ``ACKNOWLEDGING`` (a queue that redelivers
+            what the connector did not acknowledge). An acknowledging source gets the ACK
+            checks, which need :meth:`pending_ids`; the checks that replay from a stored offset
+            (OFF-02 to OFF-04, the source part of OFF-08, OFF-10, OFF-11) do not apply to it.
+        records_carry_offsets: the connector's records carry source partitions and offsets.
+            Kafka Connect allows records without them; only an acknowledging source may
+            declare ``False`` (a replayable one resumes from its offsets).
     """
 
     streams: ClassVar[int] = 1
     detects_new_streams: ClassVar[bool] = False
+    source_kind: ClassVar[SourceKind] = SourceKind.REPLAYABLE
+    records_carry_offsets: ClassVar[bool] = True
 
     def example_config(self, topic: str) -> dict[str, str]:
         """The connector's config for this external system, writing to topics named ``topic*``.
@@ -218,6 +251,22 @@ class SourceDriver(ConnectorDriver):
         task from it and expects no record and no error. Without it, OFF-04 pushes every
         numeric field of the offset far ahead itself, and is not verified for offsets with no
         numeric field.
+        """
+        raise NotImplementedError
+
+    def pending_ids(self) -> list[Hashable]:
+        """The ids of the messages the source system still holds for the connector.
+
+        For an acknowledging source (:attr:`source_kind`): every message written with
+        :meth:`write_records` or :meth:`write_values` that the connector has not acknowledged
+        yet, ready or delivered-but-unacknowledged, one entry per message, in any order, across
+        every stream. The harness calls it only while no worker runs the connector (after a
+        stop or a ``kill -9``): a driver may wait, within a few seconds, until the source system
+        has taken back what the connector's closed connection held (a queue with no consumer
+        left). It must read without consuming or changing anything: the connector reads the
+        same messages afterwards (e.g. fetch every message unacknowledged and let the system
+        requeue them when the driver's channel closes). The ACK checks are not verified
+        without it.
         """
         raise NotImplementedError
 
