@@ -221,6 +221,13 @@ class WorkerSourceTask(WorkerTask):
         self._send_error: BaseException | None = None
         self._tolerate_all = self._operator.tolerance_all
         self._calls_commit_record = type(task).commit_record is not SourceTask.commit_record
+        # A task that acknowledges upstream (it overrides commit_record or commit) gets stop()
+        # on its own thread once poll() returned and the final flush and commit are done, as
+        # Kafka 3.9 calls it: no commit_record/commit comes after stop(). Any other task gets
+        # stop() at once from another thread, to interrupt a blocking poll().
+        self._defer_task_stop = (
+            self._calls_commit_record or type(task).commit is not SourceTask.commit
+        )
 
         self._wake = threading.Event()
         self._task_stop_called = False
@@ -238,16 +245,19 @@ class WorkerSourceTask(WorkerTask):
     def stop(self) -> None:
         """Ask the task to stop; returns at once.
 
-        ``task.stop()`` is called from another thread than ``poll()`` (so that it can interrupt
-        a blocking poll): a short-lived daemon thread ``cdk-task-stop-<connector>-<n>``, so that a
-        ``stop()`` that hangs holds up neither the caller nor the task's own thread. The loop
-        then ends and the task thread commits the offsets.
+        For a task that overrides neither ``commit_record`` nor ``commit``, ``task.stop()`` is
+        called from another thread than ``poll()`` (so that it can interrupt a blocking poll):
+        a short-lived daemon thread ``cdk-task-stop-<connector>-<n>``, so that a ``stop()`` that
+        hangs holds up neither the caller nor the task's own thread. The loop then ends and the
+        task thread commits the offsets. A task that overrides either acknowledges upstream:
+        the task thread calls its ``stop()`` after the final flush and commit, so that every
+        ``commit_record`` for a record Kafka acknowledged comes before it (Kafka 3.9's order).
         """
         with self._lock:
             if self._stopping:
                 return
             self._stopping = True
-            call_stop = self._task_stop_due()
+            call_stop = not self._defer_task_stop and self._task_stop_due()
         self._wake.set()
         self._operator.trigger_stop()
         if call_stop:
@@ -266,6 +276,7 @@ class WorkerSourceTask(WorkerTask):
         daemon thread; otherwise the task thread closes it when it gets back to the runner.
         """
         super().cancel()
+        self._stop_deferred_task()
         with self._lock:
             producer = self._producer
             if not self._in_task_code or producer is None or self._producer_closed:
@@ -277,6 +288,23 @@ class WorkerSourceTask(WorkerTask):
             name=f"cdk-task-close-{self.id.connector}-{self.id.task}",
             daemon=True,
         ).start()
+
+    def _stop_deferred_task(self) -> None:
+        """On cancel, stop a task whose stop() waited for the final commit, from another thread.
+
+        The task commits nothing more (``commit_record``/``commit`` are not called after this),
+        so stop() may close what they needed; the unacknowledged records are redelivered.
+        """
+        if not self._defer_task_stop:
+            return
+        with self._lock:
+            call_stop = self._task_stop_due()
+        if call_stop:
+            threading.Thread(
+                target=self._call_task_stop,
+                name=f"cdk-task-stop-{self.id.connector}-{self.id.task}",
+                daemon=True,
+            ).start()
 
     def _discard_producer(self, producer: confluent_kafka.Producer) -> None:
         """Drop a cancelled task's unsent records and close its producer."""
@@ -304,7 +332,7 @@ class WorkerSourceTask(WorkerTask):
                 self._in_task_code = False
         with self._lock:
             self._task_started = True
-            call_stop = self._task_stop_due()
+            call_stop = not self._defer_task_stop and self._task_stop_due()
         if call_stop:
             self._call_task_stop()
         return not self._stopping
@@ -604,8 +632,8 @@ class WorkerSourceTask(WorkerTask):
             self._send_error = exc
 
     def _commit_task_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        if not self._calls_commit_record:
-            return
+        if not self._calls_commit_record or self._task_stop_called:
+            return  # never after stop(): a cancelled task's records are redelivered
         try:
             self.task.commit_record(record, metadata)
         except Exception:
@@ -709,6 +737,8 @@ class WorkerSourceTask(WorkerTask):
         return True
 
     def _commit_source_task(self) -> None:
+        if self._defer_task_stop and self._task_stop_called:
+            return  # never after stop() for a task that acknowledges upstream
         try:
             self.task.commit()
         except Exception:

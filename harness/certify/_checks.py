@@ -49,6 +49,7 @@ SUITES: dict[str, str] = {
     "CFG": "Configuration: definition, documentation, validation, task configs, secrets",
     "SCH": "Schemas: valid records, converter round trips, schemaless data, schema migration",
     "OFF": "Offsets: resume after stop and crash, committed offsets, the offsets REST API",
+    "ACK": "Acknowledgements: a queue source acknowledges only what Kafka has, and loses nothing",
     "RST": "Restart: REST restarts, failed-task recovery, pause and resume, clean stop",
     "RBL": "Rebalance: tasks.max changes, dynamic reconfiguration, sink partition rebalance",
     "ERR": "Errors: retriable and fatal errors, errors.tolerance and the dead letter queue",
@@ -110,6 +111,18 @@ NOT_APPLICABLE: dict[str, str] = {
         "config is invalid (CFG-05)"
     ),
     "no-password": "the connector's ConfigDef has no PASSWORD key, so nothing can leak (CFG-08)",
+    "acknowledging-source": (
+        "the driver declares ``source_kind = SourceKind.ACKNOWLEDGING``: the source system (a "
+        "queue) redelivers what the connector did not acknowledge and cannot be read again from "
+        "a stored offset, so the checks that replay or reset a source from its offsets do not "
+        "apply (OFF-02, whose crash check for such a source is ACK-02; OFF-03; OFF-04; the "
+        "source side of OFF-08; OFF-10; OFF-11)"
+    ),
+    "replayable-source": (
+        "the source is replayable (``source_kind = SourceKind.REPLAYABLE``, the default): it "
+        "resumes from the offsets the worker stores and acknowledges nothing in the source "
+        "system, so the acknowledgement checks do not apply (ACK-01 to ACK-04)"
+    ),
     "other-runtime": (
         "the check runs the connector in another runtime than the run's: distributed mode on "
         "Spark (``--runtime distributed``: OFF-09, RST-06, RBL-05, RBL-06) or Spark pipelines "

@@ -39,7 +39,7 @@ from cdk.kafka import (
     producer_config,
 )
 from cdk.runtime import EmbeddedWorker
-from harness._driver import ConnectorDriver, SinkDriver, SourceDriver, source_streams
+from harness._driver import ConnectorDriver, SinkDriver, SourceDriver, SourceKind, source_streams
 from harness.certify._checks import (
     Check,
     CheckFailed,
@@ -219,6 +219,52 @@ class CheckContext:
                 "is nothing that can fail or become unavailable)",
                 because="no-external-system",
             )
+
+    def require_replayable_source(self) -> None:
+        """Skip the check for a source whose driver declares it acknowledging (a queue).
+
+        Raises:
+            CheckSkipped: ``source_kind`` is ``ACKNOWLEDGING`` (the reason says so).
+            TypeError: a replayable source's driver declares ``records_carry_offsets = False``.
+        """
+        kind = self._source_kind()
+        if kind is SourceKind.ACKNOWLEDGING:
+            raise CheckSkipped(
+                f"not applicable: the driver {self.driver_class.__name__} declares source_kind "
+                "= ACKNOWLEDGING (the source system redelivers what the connector did not "
+                "acknowledge and cannot replay from a stored offset; the ACK checks verify it)",
+                because="acknowledging-source",
+            )
+
+    def require_acknowledging_source(self) -> None:
+        """Skip the check for a replayable source (the default kind).
+
+        Raises:
+            CheckSkipped: ``source_kind`` is ``REPLAYABLE`` (the reason says so).
+        """
+        if self._source_kind() is SourceKind.REPLAYABLE:
+            raise CheckSkipped(
+                f"not applicable: the source of {self.driver_class.__name__} is replayable (it "
+                "resumes from stored offsets and acknowledges nothing in the source system; "
+                "a driver declares source_kind = ACKNOWLEDGING for a queue)",
+                because="replayable-source",
+            )
+
+    def _source_kind(self) -> SourceKind:
+        driver = self.driver_class
+        kind = getattr(driver, "source_kind", SourceKind.REPLAYABLE)
+        if not isinstance(kind, SourceKind):
+            raise TypeError(
+                f"{driver.__name__}.source_kind must be a harness.SourceKind "
+                f"(REPLAYABLE or ACKNOWLEDGING), not {kind!r}"
+            )
+        if kind is SourceKind.REPLAYABLE and not getattr(driver, "records_carry_offsets", True):
+            raise TypeError(
+                f"{driver.__name__} declares records_carry_offsets = False for a replayable "
+                "source, which resumes from its offsets: declare source_kind = "
+                "SourceKind.ACKNOWLEDGING for a source whose system redelivers instead"
+            )
+        return kind
 
     def source_streams(self) -> int:
         """The input streams a source driver declares (``streams``: an attribute or a property).

@@ -4,6 +4,11 @@ Some checks need what Kafka does not keep: the exact :class:`~cdk.SourceRecord` 
 schemas, source partitions and offsets), the time ``stop()`` takes, or the threads a task
 leaves behind. :class:`SourceProbe` starts the connector and its tasks as a worker would (same
 call order, an offset reader over a dict) and polls them on the calling thread.
+
+A probe is the connector under test reading its source for a check: it never runs beside a
+worker on the same source data (an acknowledging source would take messages from it). Each
+record it polls is committed with ``commit_record`` and metadata as Kafka would give it (the
+record's topic, a partition, and increasing offsets per topic), as if Kafka had acknowledged it.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 from cdk.api import (
     OffsetStorageReader,
+    RecordMetadata,
     SourceConnector,
     SourceConnectorContext,
     SourceRecord,
@@ -112,6 +118,7 @@ class SourceProbe:
         self.stop_durations: dict[str, float] = {}
         self.polled = 0
         self._report = report
+        self._next_offset: dict[tuple[str, int], int] = {}
 
     def start(self) -> SourceProbe:
         """Start the connector and its tasks (exceptions from the connector propagate)."""
@@ -147,7 +154,7 @@ class SourceProbe:
             for task in self.tasks:
                 batch = task.poll() or []
                 for record in batch:
-                    task.commit_record(record, None)
+                    task.commit_record(record, self._metadata(record))
                 records.extend(batch)
                 got_any = got_any or bool(batch)
             now = time.monotonic()
@@ -161,6 +168,15 @@ class SourceProbe:
         if self._report is not None:
             self._report("polled", self.polled)
         return records
+
+    def _metadata(self, record: SourceRecord) -> RecordMetadata:
+        """What Kafka would report for ``record``: its topic and partition, the next offset."""
+        partition = record.kafka_partition if record.kafka_partition is not None else 0
+        key = (record.topic, partition)
+        offset = self._next_offset.get(key, 0)
+        self._next_offset[key] = offset + 1
+        timestamp = record.timestamp if record.timestamp is not None else int(time.time() * 1000)
+        return RecordMetadata(record.topic, partition, offset, timestamp)
 
     def stop(self) -> None:
         """Stop every task, then the connector, and time each call.

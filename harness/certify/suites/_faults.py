@@ -10,6 +10,8 @@ for a real failure in the chain:
   once the file is removed (restart checks).
 - :class:`FailOnIds` raises for the records whose id is in a list: poison records at chosen
   places in the stream (error-tolerance checks).
+- :class:`DropOnIds` drops the records whose id is in a list, as a filter would (the
+  acknowledgement checks: a dropped record must still be acknowledged upstream).
 
 Both work for source and sink records. Add them with :func:`with_transform`::
 
@@ -32,6 +34,7 @@ from cdk.transforms import Transformation
 
 __all__ = [
     "INJECTED",
+    "DropOnIds",
     "FailOnIds",
     "FailWhenFlagged",
     "class_path",
@@ -220,10 +223,15 @@ class FailOnIds(Transformation[R]):
             raise ConnectException(f"{ID_PATTERN} is not a regular expression: {exc}") from None
         self._exception = parsed[EXCEPTION]
 
+    def listed(self, record: ConnectRecord) -> int | None:
+        """The record's id when it is listed in ``ids``, else None."""
+        found = record_id(record, self._field, self._pattern)
+        return found if found is not None and found in self._ids else None
+
     def apply(self, record: R) -> R:
         """The record unchanged, or the configured exception when its id is listed."""
-        found = record_id(record, self._field, self._pattern)
-        if found is not None and found in self._ids:
+        found = self.listed(record)
+        if found is not None:
             raise _error(
                 self._exception,
                 f"{INJECTED}: record id {found} is listed in {IDS} (topic {record.topic})",
@@ -231,13 +239,37 @@ class FailOnIds(Transformation[R]):
         return record
 
 
+class DropOnIds(Transformation[R]):
+    """Drop (return None for) the records whose id is in ``ids``; pass the others through.
+
+    The settings are :class:`FailOnIds`'s (``exception`` is not used): a filter at chosen
+    places in the stream.
+    """
+
+    def __init__(self) -> None:
+        self._match: FailOnIds[R] = FailOnIds()
+
+    def config(self) -> ConfigDef:
+        """``ids``, ``id.field``, ``id.pattern`` (and the unused ``exception``)."""
+        return FailOnIds.CONFIG_DEF
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        """Read the settings, as :class:`FailOnIds` does."""
+        self._match.configure(configs)
+
+    def apply(self, record: R) -> R | None:
+        """None when the record's id is listed, else the record unchanged."""
+        return None if self._match.listed(record) is not None else record
+
+
 def record_id(
     record: ConnectRecord, field: str = "id", pattern: re.Pattern[str] | None = None
 ) -> int | None:
     """The integer id of a record, or None when it has none.
 
-    Looked for in order: field ``field`` of a Struct or map value; an integer key; the first group
-    of ``pattern`` (default: the last integer) in the text of a scalar value.
+    Looked for in order: field ``field`` of a Struct or map value; an integer key, or a key
+    that is an integer's text (a message id); the first group of ``pattern`` (default: the
+    last integer) in the text of a scalar value.
     """
     value = record.value
     candidate: Any = None
@@ -246,8 +278,11 @@ def record_id(
             candidate = value.get(field)
     elif isinstance(value, Mapping):
         candidate = value.get(field)
-    if candidate is None and isinstance(record.key, int) and not isinstance(record.key, bool):
-        candidate = record.key
+    key = record.key
+    if candidate is None and isinstance(key, int) and not isinstance(key, bool):
+        candidate = key
+    if candidate is None and isinstance(key, str) and key.strip().lstrip("-").isdigit():
+        candidate = key
     if candidate is None and isinstance(value, (str, int, bytes)) and not isinstance(value, bool):
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
         match = (pattern or re.compile(r"(\d+)\s*$")).search(text)

@@ -38,9 +38,12 @@ def offsets_rest_api(ctx: CheckContext) -> None:
     /connectors/{c}/resume the connector must start over: a source emits every record again, a
     sink's consumer group starts from the beginning and every record is delivered to the task
     again (the harness counts the records given to put()) with nothing lost. A connector that
-    keeps its position elsewhere and ignores the reset fails.
+    keeps its position elsewhere and ignores the reset fails. Not applicable to an
+    acknowledging source (a queue has no position to reset; it redelivers what was not
+    acknowledged).
     """
     if ctx.kind == "source":
+        ctx.require_replayable_source()
         _rest_offsets_source(ctx)
     else:
         _rest_offsets_sink(ctx)

@@ -112,8 +112,11 @@ def source_crash_restart(ctx: CheckContext) -> None:
     at most the records produced after its last offset commit, so duplicates may not exceed the
     records in Kafka at the kill minus those covered by the last committed offsets observed
     before it (the harness finds the records an offset covers by reading the source with the
-    connector itself). A connector that claims exactly-once delivery may have none.
+    connector itself, once the restarted worker has stopped, so that it never takes what the
+    worker must read). A connector that claims exactly-once delivery may have none. Not
+    applicable to an acknowledging source (a queue), whose crash check is ACK-02.
     """
+    ctx.require_replayable_source()
     props = ctx.worker_properties()
     name = ctx.unique("off02")
     topic = ctx.topic()
@@ -130,14 +133,17 @@ def source_crash_restart(ctx: CheckContext) -> None:
                 f"Kafka has none of the {len(written)} records written "
                 f"(the last offsets observed: {_show(observed)})",
             )
-        covered, how = _covered_records(ctx, config, observed, len(written))
         ctx.evidence("in Kafka at the kill", len(at_kill))
         ctx.evidence("offsets committed before the kill", observed)
-        ctx.evidence("records those offsets cover", covered)
         after = _write(ctx, d, 20)
         written += after
         with ctx.standalone({name: config}, props) as p:
             got = _source_delivery(ctx, d, topic, written, p.rest, name)
+        # Only now, with no worker left to read the source, may the connector read it again
+        # in-process to learn what the offsets cover: a probe between the kill and the restart
+        # would take what the restarted worker must read (messages a queue redelivers).
+        covered, how = _covered_records(ctx, config, observed, len(written))
+        ctx.evidence("records those offsets cover", covered)
         exactly_once = ctx.driver_class.delivery is Delivery.EXACTLY_ONCE
         bound = 0 if exactly_once else max(0, len(at_kill) - covered)
         ctx.evidence("duplicates allowed", bound)
@@ -178,8 +184,10 @@ def source_resume_points(ctx: CheckContext) -> None:
     offset. Then, for up to 8 distinct offsets spread over the run, a new task starts with that
     offset stored for its partition (as a worker would after committing it) and must emit exactly
     the records after it: a missing id means the resume skips records (an offset ahead of what
-    was emitted, an off-by-one), a repeated or unexpected one that it re-reads.
+    was emitted, an off-by-one), a repeated or unexpected one that it re-reads. Not applicable
+    to an acknowledging source (a queue), which cannot be read again from an offset.
     """
+    ctx.require_replayable_source()
     with ctx.driver() as d:
         streams = min(d.streams, 2)
         per_stream = _BATCH if streams == 1 else _BATCH // 2
@@ -246,11 +254,13 @@ def source_future_offset(ctx: CheckContext) -> None:
     Records are written and read in-process; then a new task starts from an offset beyond the
     last one of each source partition, as after an offset reset with PATCH
     /connectors/{c}/offsets or a source that was truncated. It must emit no record and raise
-    no error. The offset ahead comes from the driver (``future_offset()``: a Redis stream id
+    no error (not applicable to an acknowledging source, which has no position to move).
+    The offset ahead comes from the driver (``future_offset()``: a Redis stream id
     ahead of the clock, a cursor past the end), else the harness pushes every numeric field of
     the last offset far ahead (plus 10^9). Not verified when the offsets have no numeric field
     and the driver has no ``future_offset()``.
     """
+    ctx.require_replayable_source()
     with ctx.driver() as d:
         written = _write(ctx, d, 20)
         config = ctx.connector_config(d, ctx.topic())

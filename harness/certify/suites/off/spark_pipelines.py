@@ -133,8 +133,10 @@ def spark_source_matches_worker(ctx: CheckContext) -> None:
 
     Records are written into the source; the embedded worker delivers them to Kafka, and a
     streaming query (``Trigger.AvailableNow``) reads the same connector config on ``local[2]``.
-    The ids of the query's rows must be those the worker delivered, each once.
+    The ids of the query's rows must be those the worker delivered, each once. Not applicable
+    to an acknowledging source (Spark replays micro-batches from offsets; a queue cannot).
     """
+    ctx.require_replayable_source()
     with ctx.driver() as d:
         flow = Flow.open(ctx, d)
         flow.send(BATCH * 2, "written before the worker and the query ran")
@@ -185,7 +187,9 @@ def spark_source_restart(ctx: CheckContext) -> None:
     first micro-batch after reading it; a third query restarts from the checkpoint and Spark
     replays that micro-batch: it must hold the same records, and in the end every record was
     delivered once. A connector whose offsets cannot be replayed fails with the replay's error.
+    Not applicable to an acknowledging source (a queue cannot replay a micro-batch).
     """
+    ctx.require_replayable_source()
     with ctx.driver() as d:
         flow = Flow.open(ctx, d)
         checkpoint = ctx.workdir / "off11-checkpoint"
