@@ -150,8 +150,7 @@ def ack_after_kafka(ctx: CheckContext) -> None:
         ctx.evidence("acknowledged before Kafka had them", len(early))
         if early:
             raise CheckFailed(
-                "no message acknowledged to the source system before Kafka acknowledged its "
-                "record",
+                "no message acknowledged to the source system before Kafka acknowledged its record",
                 f"of the {len(stalled)} records polled while the broker was stopped (none of "
                 f"which Kafka acknowledged), the source system no longer holds {len(early)} "
                 f"after a clean stop of the worker (ids {_ids(early)}): they were acknowledged "
@@ -297,8 +296,7 @@ def clean_stop_acknowledges(ctx: CheckContext) -> None:
         if lost:
             raise CheckFailed(
                 "every message in Kafka or still held by the source system after a clean stop",
-                f"{len(lost)} are in neither (ids {_ids(lost)}): acknowledged but never "
-                "delivered",
+                f"{len(lost)} are in neither (ids {_ids(lost)}): acknowledged but never delivered",
             )
         written += _write(ctx, d, BATCH // 2)
         with ctx.worker(props) as w:
