@@ -136,7 +136,15 @@ class Task(ABC):
 
     @abstractmethod
     def stop(self) -> None:
-        """Stop the task. Called from another thread than :meth:`SourceTask.poll`: be brief."""
+        """Stop the task: be brief.
+
+        For a source task that overrides neither :meth:`SourceTask.commit_record` nor
+        :meth:`SourceTask.commit`, it is called from another thread than
+        :meth:`SourceTask.poll`, at once, so that it can interrupt a blocking poll. A source
+        task that overrides either gets it on its own thread once ``poll()`` returned and the
+        final flush and commit are done (Kafka Connect 3.9's order), so nothing is committed
+        after it; such a task's ``poll()`` must return within about a second.
+        """
 
 
 class SourceTask(Task):
@@ -167,13 +175,38 @@ class SourceTask(Task):
         """
 
     def commit(self) -> None:
-        """Called after the framework committed offsets (e.g. to acknowledge upstream)."""
+        """Called after the framework committed offsets (e.g. to acknowledge upstream).
+
+        Called on the task's thread after every offset flush (each ``offset.flush.interval.ms``
+        and the final one of a stop), once the offsets of the records Kafka acknowledged so far
+        are stored. Never called after :meth:`stop` when the task overrides it (see
+        :meth:`commit_record`).
+        """
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        """Called when Kafka acknowledged ``record``.
+        """Called when Kafka acknowledged ``record``: the place to acknowledge it upstream.
 
-        ``metadata`` is None when the record was filtered out by a transformation or skipped
-        under ``errors.tolerance=all``.
+        The contract (as Kafka Connect 3.9):
+
+        - ``record`` is the object :meth:`poll` returned (before the transformations), so a
+          task may keep what it needs to acknowledge it (a delivery tag) keyed by it.
+        - ``metadata`` says where Kafka stored the record (topic, partition, offset,
+          timestamp). It is None when the record will never reach Kafka on purpose: a
+          transformation dropped it, or ``errors.tolerance=all`` skipped it (a conversion or
+          transformation error, or a failed send); acknowledge it too, or the source system
+          redelivers it forever.
+        - It is called on the task's own thread, the thread that calls :meth:`poll`, between
+          polls and during the final flush of a stop; never concurrently with :meth:`poll`.
+        - Once for each record Kafka acknowledged, in the order of the acknowledgements (the
+          order of the records within a partition). A record Kafka did not acknowledge (the
+          worker crashed, the flush timed out on stop) gets no call, so its message stays
+          unacknowledged and the source system redelivers it: at least once.
+        - A task that overrides it (or :meth:`commit`) gets :meth:`stop` on its own thread
+          after :meth:`poll` returned and the final flush and :meth:`commit` are done: no
+          ``commit_record`` comes after ``stop()``, so ``stop()`` may close the connection the
+          acknowledgements use. A task that does not stop in time
+          (``task.shutdown.graceful.timeout.ms``) is cancelled: ``stop()`` is then called from
+          another thread and nothing is committed after it.
         """
 
 

@@ -532,3 +532,112 @@ def test_records_keep_their_topic_when_a_transform_retry_succeeds(
     assert read_values(harness.bootstrap, routed, 20) == list(range(20))
     assert harness.status.topics("gen") == [routed]
     assert harness.status.task(runner.id).state is State.RUNNING  # type: ignore[union-attr]
+
+
+class _AckingTask(GenTask):
+    """A GenTask that notes on which thread, and in what order, the runtime calls it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, str]] = []
+        self.poll_thread: str | None = None
+
+    def poll(self) -> list[SourceRecord] | None:
+        self.poll_thread = threading.current_thread().name
+        return super().poll()
+
+    def commit(self) -> None:
+        self.calls.append(("commit", threading.current_thread().name))
+        super().commit()
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        self.calls.append(("commit_record", threading.current_thread().name))
+        super().commit_record(record, metadata)
+
+    def stop(self) -> None:
+        self.calls.append(("stop", threading.current_thread().name))
+        super().stop()
+
+
+def test_a_task_that_acknowledges_gets_stop_after_its_last_commit_record(
+    harness: Harness, topic: str
+) -> None:
+    # Kafka 3.9's order for a task overriding commit_record/commit: the final flush's
+    # commit_record calls and the final commit() come first, then stop(), on the task thread.
+    task = _AckingTask()
+    runner = harness.runner(task, {"total": "2000", "batch": "500"})
+    start(runner, task, topic)
+    wait_until(lambda: task.next >= 2000, 20, message="the task to poll every record")
+    runner.stop()
+    assert runner.await_stop(20)
+    names = [name for name, _ in task.calls]
+    assert names.count("stop") == 1
+    assert names[-1] == "stop", names[-5:]
+    assert names.count("commit_record") == 2000
+    assert task.calls[-1][1] == task.poll_thread  # stop() on the task's own thread
+    assert {thread for _, thread in task.calls} == {task.poll_thread}
+    assert all(metadata is not None for _, metadata in task.committed)
+
+
+def test_a_task_that_does_not_acknowledge_is_stopped_at_once_from_another_thread(
+    harness: Harness, topic: str
+) -> None:
+    # No commit_record/commit override: stop() comes from a stop thread, to interrupt poll().
+    stop_threads: list[str] = []
+
+    polled = threading.Event()
+
+    class Plain(SourceTask):
+        props_topic = ""
+
+        def start(self, props: dict[str, str]) -> None:
+            self._stop = threading.Event()
+
+        def poll(self) -> list[SourceRecord] | None:
+            polled.set()
+            self._stop.wait(30)  # blocks until stop() interrupts it
+            return None
+
+        def stop(self) -> None:
+            stop_threads.append(threading.current_thread().name)
+            self._stop.set()
+
+    task = Plain()
+    runner = harness.runner(task, {})
+    task.props_topic = topic
+    runner.start()
+    wait_until(polled.is_set, 20, message="the task to poll")
+    runner.stop()
+    assert runner.await_stop(5)  # poll() returned at once: stop() interrupted it
+    assert len(stop_threads) == 1 and stop_threads[0].startswith("cdk-task-stop-")
+
+
+def test_a_cancelled_acknowledging_task_gets_no_commit_record_after_stop(
+    harness: Harness, topic: str
+) -> None:
+    # A task whose poll() hangs is cancelled: stop() then comes from another thread, and the
+    # runtime calls neither commit_record nor commit after it (the records are redelivered).
+    release = threading.Event()
+    hanging = threading.Event()
+
+    class Hanging(_AckingTask):
+        def poll(self) -> list[SourceRecord] | None:
+            if self.next >= 5:
+                hanging.set()
+                release.wait(20)
+            return super().poll()
+
+    task = Hanging()
+    runner = harness.runner(task, {"total": "10", "batch": "5"})
+    start(runner, task, topic)
+    wait_until(hanging.is_set, 20, message="the second poll to hang")
+    runner.stop()
+    assert not runner.await_stop(0.5)
+    runner.cancel()
+    wait_until(lambda: any(n == "stop" for n, _ in task.calls), 10, message="stop() after cancel")
+    release.set()
+    assert runner.await_stop(20)
+    names = [name for name, _ in task.calls]
+    assert names.count("stop") == 1
+    assert "commit_record" not in names[names.index("stop") :]
+    assert "commit" not in names[names.index("stop") :]
