@@ -609,7 +609,8 @@ def test_a_task_that_does_not_acknowledge_is_stopped_at_once_from_another_thread
     wait_until(polled.is_set, 20, message="the task to poll")
     runner.stop()
     assert runner.await_stop(5)  # poll() returned at once: stop() interrupted it
-    assert len(stop_threads) == 1 and stop_threads[0].startswith("cdk-task-stop-")
+    assert len(stop_threads) == 1
+    assert stop_threads[0].startswith("cdk-task-stop-")
 
 
 def test_a_cancelled_acknowledging_task_gets_no_commit_record_after_stop(
