@@ -175,3 +175,25 @@ def test_kafka_aliases_resolve_to_shipped_plugins() -> None:
     for alias in KAFKA_CLASS_ALIASES:
         cls = load_class(alias)
         assert isinstance(cls, type), alias
+
+
+def test_the_harness_facade_is_pinned() -> None:
+    # what a connector project's drivers and unit tests import from ``harness``
+    import harness
+
+    assert set(harness.__all__) == {
+        "ConnectorDriver",
+        "Delivery",
+        "FakeOffsetStorageReader",
+        "FakeSinkTaskContext",
+        "FakeSourceTaskContext",
+        "Limit",
+        "SinkDriver",
+        "SourceDriver",
+        "SourceKind",
+        "default_sink_value",
+        "default_sink_value_schema",
+        "read_topic",
+    }
+    for name in harness.__all__:
+        assert getattr(harness, name) is not None
