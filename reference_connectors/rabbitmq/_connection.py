@@ -58,7 +58,6 @@ NOT_ALLOWED = 530
 _FATAL_CODES = frozenset({NOT_FOUND, ACCESS_REFUSED, NOT_ALLOWED, 402, 406})
 
 
-
 def define_connection(config: ConfigDef) -> ConfigDef:
     """Add the connection keys to ``config`` and return it."""
     order = iter(range(1, 100))

@@ -1,0 +1,295 @@
+"""Certification drivers for the RabbitMQ connectors (``cdk certify`` and the kit's tests).
+
+The broker is the one ``CDK_TEST_RABBITMQ_URL`` names (an AMQP URL; by default the local
+server, ``amqp://guest:guest@127.0.0.1:5672/``). Each driver instance owns names of its own in
+the URL's virtual host, with a random suffix, created by :meth:`setup` and deleted by
+:meth:`teardown`: the source driver one queue per input stream (``cdk_cert_<suffix>_<n>``), the
+sink driver a topic exchange and an output queue bound to it for every routing key.
+
+The source is an *acknowledging* source (:attr:`harness.SourceKind.ACKNOWLEDGING`): its records
+carry no offsets, and :meth:`RabbitMQSourceDriver.pending_ids` reads what the queues still hold
+without consuming it (every message fetched unacknowledged, then requeued by closing the
+channel). A record's id is its AMQP ``message_id``, the record key.
+
+Failure injection: the connector reaches RabbitMQ through a :class:`harness.providers.TcpProxy`
+of the driver; an outage cuts it (the connector's connection drops, new ones are refused) while
+the driver goes on writing and reading directly. Breaking deletes the queues (source) or the
+exchange (sink).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import secrets
+import time
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any, ClassVar
+
+import pika
+import pika.exceptions
+
+from cdk.converters import JsonConverter
+from cdk.data import Schema, Struct
+from harness import SinkDriver, SourceDriver, SourceKind
+from harness.providers import TcpProxy
+from reference_connectors.rabbitmq._sink import RabbitMQSinkConnector
+from reference_connectors.rabbitmq._source import RabbitMQSourceConnector
+
+__all__ = ["RABBITMQ_URL_ENV", "RabbitMQSinkDriver", "RabbitMQSourceDriver", "broker_parameters"]
+
+RABBITMQ_URL_ENV = "CDK_TEST_RABBITMQ_URL"
+DEFAULT_URL = "amqp://guest:guest@127.0.0.1:5672/"
+_TIMEOUTS = "?connection_attempts=1&socket_timeout=5&stack_timeout=10&heartbeat=10"
+#: How long pending_ids() waits for RabbitMQ to take back what a closed connection held.
+_SETTLE_S = 10.0
+
+
+def broker_parameters() -> pika.URLParameters:
+    """The broker the drivers use: ``CDK_TEST_RABBITMQ_URL``, every wait bounded."""
+    url = os.environ.get(RABBITMQ_URL_ENV) or DEFAULT_URL
+    return pika.URLParameters(url + (_TIMEOUTS if "?" not in url else ""))
+
+
+def _connect() -> pika.BlockingConnection:
+    return pika.BlockingConnection(broker_parameters())
+
+
+class _Broker:
+    """The driver's own connection to the broker, and the proxy the connector goes through."""
+
+    def __init__(self) -> None:
+        self.parameters = broker_parameters()
+        self.suffix = secrets.token_hex(4)
+        self.proxy = TcpProxy((self.parameters.host, self.parameters.port))
+        self._connection: pika.BlockingConnection | None = None
+
+    def start(self) -> None:
+        self.proxy.start()
+
+    def stop(self) -> None:
+        self.proxy.stop()
+        if self._connection is not None:
+            with contextlib.suppress(Exception):
+                self._connection.close()
+            self._connection = None
+
+    def channel(self) -> Any:
+        """A channel on the driver's connection (reopened when it was lost)."""
+        if self._connection is None or not self._connection.is_open:
+            self._connection = _connect()
+        return self._connection.channel()
+
+    def connector_config(self) -> dict[str, str]:
+        credentials = self.parameters.credentials
+        return {
+            "rabbitmq.host": "127.0.0.1",
+            "rabbitmq.port": str(self.proxy.port),
+            "rabbitmq.username": credentials.username,  # type: ignore[attr-defined]
+            "rabbitmq.password": credentials.password,  # type: ignore[attr-defined]
+            "rabbitmq.virtual.host": self.parameters.virtual_host,
+            "rabbitmq.connection.timeout.ms": "5000",
+            "rabbitmq.handshake.timeout.ms": "5000",
+            "rabbitmq.requested.heartbeat.seconds": "5",
+        }
+
+    @contextlib.contextmanager
+    def outage(self) -> Iterator[None]:
+        self.proxy.cut()
+        try:
+            yield
+        finally:
+            self.proxy.restore()
+
+
+class RabbitMQSourceDriver(SourceDriver):
+    """Publishes ``record-<id>`` bodies (message id ``<id>``) to a queue per input stream."""
+
+    connector: ClassVar[type] = RabbitMQSourceConnector
+    streams: ClassVar[int] = 4
+    source_kind: ClassVar[SourceKind] = SourceKind.ACKNOWLEDGING
+    records_carry_offsets: ClassVar[bool] = False
+
+    def __init__(self, workdir: Any) -> None:
+        super().__init__(workdir)
+        self._broker = _Broker()
+        self._next_value_id = itertools.count(1_000_000_000)
+        self._channel: Any = None
+
+    @property
+    def queues(self) -> list[str]:
+        """The queue of each input stream."""
+        return [f"cdk_cert_{self._broker.suffix}_{n}" for n in range(self.streams)]
+
+    def setup(self) -> None:
+        self._broker.start()
+        channel = self._broker.channel()
+        for queue in self.queues:
+            channel.queue_declare(queue, durable=True)
+        channel.close()
+
+    def teardown(self) -> None:
+        try:
+            channel = self._broker.channel()
+            for queue in self.queues:
+                channel.queue_delete(queue)
+        finally:
+            self._broker.stop()
+
+    def example_config(self, topic: str) -> dict[str, str]:
+        return {
+            **self._broker.connector_config(),
+            "rabbitmq.queue": ",".join(self.queues),
+            "kafka.topic": topic,
+        }
+
+    def _publish(self, messages: Sequence[tuple[int, bytes]], stream: int) -> None:
+        if self._channel is None or not self._channel.is_open:
+            self._channel = self._broker.channel()
+            self._channel.confirm_delivery()
+        queue = self.queues[stream]
+        for record_id, body in messages:
+            self._channel.basic_publish(
+                "",
+                queue,
+                body,
+                pika.BasicProperties(message_id=str(record_id), delivery_mode=2),
+                mandatory=True,
+            )
+
+    def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
+        self._publish([(i, f"record-{i}".encode()) for i in ids], stream)
+
+    def record_id(self, key: Any, value: Any) -> Hashable:
+        if isinstance(key, str) and key.isdigit():
+            return int(key)
+        raise ValueError(f"key={key!r} is not the message id of a message the driver wrote")
+
+    def expected_value(self, record_id: int) -> Any:
+        return f"record-{record_id}".encode()
+
+    def value_schema(self) -> Schema:
+        return Schema.BYTES_SCHEMA  # the body, as it is
+
+    def write_values(self, values: Sequence[Any], *, stream: int = 0) -> list[Hashable]:
+        ids = [next(self._next_value_id) for _ in values]
+        self._publish([(i, bytes(v)) for i, v in zip(ids, values, strict=True)], stream)
+        return list(ids)
+
+    def pending_ids(self) -> list[Hashable]:
+        """Every message the queues hold, read unacknowledged and requeued (see the module)."""
+        channel = self._broker.channel()
+        deadline = time.monotonic() + _SETTLE_S
+        for queue in self.queues:  # wait for the connector's consumers to be gone
+            while channel.queue_declare(queue, passive=True).method.consumer_count:
+                if time.monotonic() > deadline:
+                    break
+                channel.connection.sleep(0.05)
+        ids: list[Hashable] = []
+        for queue in self.queues:
+            while True:
+                method, properties, _ = channel.basic_get(queue, auto_ack=False)
+                if method is None:
+                    break
+                ids.append(int(properties.message_id))
+        channel.close()  # requeues every message fetched
+        return ids
+
+    @contextlib.contextmanager
+    def outage(self) -> Iterator[None]:
+        with self._broker.outage():
+            yield
+
+    def break_external_system(self) -> None:
+        channel = self._broker.channel()
+        for queue in self.queues:
+            channel.queue_delete(queue)
+        channel.close()
+
+
+class RabbitMQSinkDriver(SinkDriver):
+    """Reads what the sink published from a queue bound to its exchange for every routing key."""
+
+    connector: ClassVar[type] = RabbitMQSinkConnector
+
+    def __init__(self, workdir: Any) -> None:
+        super().__init__(workdir)
+        self._broker = _Broker()
+        self._received: list[tuple[Hashable, bytes]] = []
+        self._decoder = JsonConverter()
+        self._decoder.configure({"schemas.enable": True}, False)
+
+    @property
+    def exchange(self) -> str:
+        return f"cdk_cert_{self._broker.suffix}_x"
+
+    @property
+    def output_queue(self) -> str:
+        return f"cdk_cert_{self._broker.suffix}_out"
+
+    def setup(self) -> None:
+        self._broker.start()
+        channel = self._broker.channel()
+        channel.exchange_declare(self.exchange, "topic", durable=True)
+        channel.queue_declare(self.output_queue, durable=True)
+        channel.queue_bind(self.output_queue, self.exchange, "#")
+        channel.close()
+
+    def teardown(self) -> None:
+        try:
+            channel = self._broker.channel()
+            channel.queue_delete(self.output_queue)
+            channel.exchange_delete(self.exchange)
+        finally:
+            self._broker.stop()
+
+    def example_config(self, topics: str) -> dict[str, str]:
+        return {
+            **self._broker.connector_config(),
+            "topics": topics,
+            "rabbitmq.exchange": self.exchange,
+        }
+
+    def _drain(self) -> list[tuple[Hashable, bytes]]:
+        """What the output queue received so far (consumed once, kept by the driver)."""
+        channel = self._broker.channel()
+        while True:
+            method, properties, body = channel.basic_get(self.output_queue, auto_ack=True)
+            if method is None:
+                break
+            self._received.append((self._id_of(properties, body), body))
+        channel.close()
+        return self._received
+
+    def _id_of(self, properties: Any, body: bytes) -> Hashable:
+        if properties.message_id is not None and properties.message_id.lstrip("-").isdigit():
+            return int(properties.message_id)
+        value = self._decoder.to_connect_data("", body).value
+        if isinstance(value, Struct):
+            return value.get("id")  # type: ignore[no-any-return]
+        if isinstance(value, dict):
+            return value.get("id")
+        return properties.message_id
+
+    def read_back(self) -> list[Hashable]:
+        return [record_id for record_id, _ in self._drain()]
+
+    def read_values(self) -> dict[Hashable, Any]:
+        values: dict[Hashable, Any] = {}
+        for record_id, body in self._drain():
+            value = self._decoder.to_connect_data("", body).value
+            if isinstance(value, Struct):
+                value = {field.name: value.get(field.name) for field in value.schema.fields()}
+            values[record_id] = value
+        return values
+
+    @contextlib.contextmanager
+    def outage(self) -> Iterator[None]:
+        with self._broker.outage():
+            yield
+
+    def break_external_system(self) -> None:
+        channel = self._broker.channel()
+        channel.exchange_delete(self.exchange)
+        channel.close()
