@@ -23,6 +23,8 @@ import contextlib
 import itertools
 import os
 import secrets
+import shutil
+import subprocess
 import time
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, ClassVar
@@ -46,10 +48,61 @@ _TIMEOUTS = "?connection_attempts=1&socket_timeout=5&stack_timeout=10&heartbeat=
 _SETTLE_S = 10.0
 
 
+#: The user the drivers create on the local broker when ``CDK_TEST_RABBITMQ_URL`` is not set:
+#: CFG-08 searches the logs for the password, which must be long enough to search for
+#: (guest's is not). A test user of a test broker, as guest/guest is.
+CERTIFY_USER = "cdk-certify"
+CERTIFY_PASSWORD = "cdk-certify-password"
+_certify_credentials: pika.PlainCredentials | None = None
+
+
 def broker_parameters() -> pika.URLParameters:
-    """The broker the drivers use: ``CDK_TEST_RABBITMQ_URL``, every wait bounded."""
+    """The broker the drivers use: ``CDK_TEST_RABBITMQ_URL``, every wait bounded.
+
+    Without the variable: the local server, as the user :data:`CERTIFY_USER` (created with
+    ``rabbitmqctl`` when it is missing and rabbitmqctl can), else as guest.
+    """
     url = os.environ.get(RABBITMQ_URL_ENV) or DEFAULT_URL
-    return pika.URLParameters(url + (_TIMEOUTS if "?" not in url else ""))
+    parameters = pika.URLParameters(url + (_TIMEOUTS if "?" not in url else ""))
+    if not os.environ.get(RABBITMQ_URL_ENV):
+        parameters.credentials = _local_credentials(parameters)
+    return parameters
+
+
+def _local_credentials(parameters: pika.URLParameters) -> Any:
+    global _certify_credentials
+    if _certify_credentials is not None:
+        return _certify_credentials
+    wanted = pika.PlainCredentials(CERTIFY_USER, CERTIFY_PASSWORD)
+    for attempt in range(2):
+        parameters.credentials = wanted
+        try:
+            pika.BlockingConnection(parameters).close()
+        except pika.exceptions.AMQPConnectionError:
+            if attempt or not _create_certify_user(parameters.virtual_host):
+                return pika.PlainCredentials("guest", "guest")
+            continue
+        _certify_credentials = wanted
+        return wanted
+    return pika.PlainCredentials("guest", "guest")
+
+
+def _create_certify_user(virtual_host: str) -> bool:
+    """Create (or reset) :data:`CERTIFY_USER` with rabbitmqctl; False when it cannot."""
+    ctl = shutil.which("rabbitmqctl")
+    if ctl is None:
+        return False
+    commands = (
+        ["add_user", CERTIFY_USER, CERTIFY_PASSWORD],
+        ["change_password", CERTIFY_USER, CERTIFY_PASSWORD],
+        ["set_permissions", "-p", virtual_host, CERTIFY_USER, ".*", ".*", ".*"],
+    )
+    try:
+        for command in commands:
+            subprocess.run([ctl, "-q", *command], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return True
 
 
 def _connect() -> pika.BlockingConnection:
@@ -212,6 +265,9 @@ class RabbitMQSinkDriver(SinkDriver):
     """Reads what the sink published from a queue bound to its exchange for every routing key."""
 
     connector: ClassVar[type] = RabbitMQSinkConnector
+    #: The sink publishes any record: a message body carries its own schema (the JSON
+    #: envelope) or none at all; no schema of the exchange to be incompatible with.
+    accepts_any_schema: ClassVar[bool] = True
 
     def __init__(self, workdir: Any) -> None:
         super().__init__(workdir)
@@ -280,7 +336,7 @@ class RabbitMQSinkDriver(SinkDriver):
         for record_id, body in self._drain():
             value = self._decoder.to_connect_data("", body).value
             if isinstance(value, Struct):
-                value = {field.name: value.get(field.name) for field in value.schema.fields()}
+                value = {field.name: value.get(field.name) for field in value.schema.fields}
             values[record_id] = value
         return values
 
