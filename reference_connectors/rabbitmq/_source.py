@@ -473,7 +473,12 @@ class RabbitMQSourceTask(SourceTask):
         records: list[SourceRecord] = []
         while self._buffer and len(records) < self._batch_size:
             delivery = self._buffer[0]
-            record = self._record(delivery)  # may raise: the message stays buffered
+            try:
+                record = self._record(delivery)
+            except DataException:
+                if records:  # return those first; the bad message fails the next poll
+                    break
+                raise  # it stays buffered, unacknowledged: redelivered after the task
             self._buffer.popleft()
             self._unacked[id(record)] = (record, delivery)
             records.append(record)
