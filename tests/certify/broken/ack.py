@@ -18,6 +18,7 @@ reference driver (a fresh queue per stream on the machine's RabbitMQ) pointed at
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import ClassVar
 
@@ -115,10 +116,8 @@ class AckOnStopSource(RabbitMQSourceTask):
         if self._owner is not None and self._owner != threading.get_ident():
             connection = self._connection
             if connection is not None:
-                try:
+                with contextlib.suppress(Exception):  # closed already
                     connection.add_callback_threadsafe(self._ack_all_and_close)
-                except Exception:  # noqa: BLE001 - closed already
-                    pass
             self._stopping.set()
             return
         self._ack_all_and_close()
@@ -127,10 +126,8 @@ class AckOnStopSource(RabbitMQSourceTask):
         self._stopping.set()
         channel = self._channel
         if channel is not None:
-            try:
+            with contextlib.suppress(Exception):  # a broken connection: nothing acknowledged
                 channel.basic_ack(delivery_tag=0, multiple=True)
-            except Exception:  # noqa: BLE001 - a broken connection: nothing acknowledged
-                pass
         self._unacked.clear()
         self._close()
 
