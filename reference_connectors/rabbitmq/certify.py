@@ -110,29 +110,35 @@ def _connect() -> pika.BlockingConnection:
 
 
 class _Broker:
-    """The driver's own connection to the broker, and the proxy the connector goes through."""
+    """The driver's connections to the broker, and the proxy the connector goes through.
+
+    Every operation opens a connection of its own and closes it (a few milliseconds on
+    loopback): a connection kept between the harness's calls would miss its heartbeats.
+    """
 
     def __init__(self) -> None:
         self.parameters = broker_parameters()
         self.suffix = secrets.token_hex(4)
         self.proxy = TcpProxy((self.parameters.host, self.parameters.port))
-        self._connection: pika.BlockingConnection | None = None
 
     def start(self) -> None:
         self.proxy.start()
 
     def stop(self) -> None:
         self.proxy.stop()
-        if self._connection is not None:
-            with contextlib.suppress(Exception):
-                self._connection.close()
-            self._connection = None
 
-    def channel(self) -> Any:
-        """A channel on the driver's connection (reopened when it was lost)."""
-        if self._connection is None or not self._connection.is_open:
-            self._connection = _connect()
-        return self._connection.channel()
+    @contextlib.contextmanager
+    def channel(self, *, confirm: bool = False) -> Iterator[Any]:
+        """A channel on a fresh connection, closed when the block ends."""
+        connection = pika.BlockingConnection(self.parameters)
+        try:
+            channel = connection.channel()
+            if confirm:
+                channel.confirm_delivery()
+            yield channel
+        finally:
+            with contextlib.suppress(pika.exceptions.AMQPError):
+                connection.close()
 
     def connector_config(self) -> dict[str, str]:
         credentials = self.parameters.credentials
@@ -168,7 +174,6 @@ class RabbitMQSourceDriver(SourceDriver):
         super().__init__(workdir)
         self._broker = _Broker()
         self._next_value_id = itertools.count(1_000_000_000)
-        self._channel: Any = None
 
     @property
     def queues(self) -> list[str]:
@@ -177,16 +182,15 @@ class RabbitMQSourceDriver(SourceDriver):
 
     def setup(self) -> None:
         self._broker.start()
-        channel = self._broker.channel()
-        for queue in self.queues:
-            channel.queue_declare(queue, durable=True)
-        channel.close()
+        with self._broker.channel() as channel:
+            for queue in self.queues:
+                channel.queue_declare(queue, durable=True)
 
     def teardown(self) -> None:
         try:
-            channel = self._broker.channel()
-            for queue in self.queues:
-                channel.queue_delete(queue)
+            with self._broker.channel() as channel:
+                for queue in self.queues:
+                    channel.queue_delete(queue)
         finally:
             self._broker.stop()
 
@@ -198,18 +202,16 @@ class RabbitMQSourceDriver(SourceDriver):
         }
 
     def _publish(self, messages: Sequence[tuple[int, bytes]], stream: int) -> None:
-        if self._channel is None or not self._channel.is_open:
-            self._channel = self._broker.channel()
-            self._channel.confirm_delivery()
         queue = self.queues[stream]
-        for record_id, body in messages:
-            self._channel.basic_publish(
-                "",
-                queue,
-                body,
-                pika.BasicProperties(message_id=str(record_id), delivery_mode=2),
-                mandatory=True,
-            )
+        with self._broker.channel(confirm=True) as channel:
+            for record_id, body in messages:
+                channel.basic_publish(
+                    "",
+                    queue,
+                    body,
+                    pika.BasicProperties(message_id=str(record_id), delivery_mode=2),
+                    mandatory=True,
+                )
 
     def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
         self._publish([(i, f"record-{i}".encode()) for i in ids], stream)
@@ -232,21 +234,21 @@ class RabbitMQSourceDriver(SourceDriver):
 
     def pending_ids(self) -> list[Hashable]:
         """Every message the queues hold, read unacknowledged and requeued (see the module)."""
-        channel = self._broker.channel()
         deadline = time.monotonic() + _SETTLE_S
-        for queue in self.queues:  # wait for the connector's consumers to be gone
-            while channel.queue_declare(queue, passive=True).method.consumer_count:
-                if time.monotonic() > deadline:
-                    break
-                channel.connection.sleep(0.05)
         ids: list[Hashable] = []
-        for queue in self.queues:
-            while True:
-                method, properties, _ = channel.basic_get(queue, auto_ack=False)
-                if method is None:
-                    break
-                ids.append(int(properties.message_id))
-        channel.close()  # requeues every message fetched
+        with self._broker.channel() as channel:
+            for queue in self.queues:  # wait for the connector's consumers to be gone
+                while channel.queue_declare(queue, passive=True).method.consumer_count:
+                    if time.monotonic() > deadline:
+                        break
+                    channel.connection.sleep(0.05)
+            for queue in self.queues:
+                while True:
+                    method, properties, _ = channel.basic_get(queue, auto_ack=False)
+                    if method is None:
+                        break
+                    ids.append(int(properties.message_id))
+        # closing the connection requeued every message fetched
         return ids
 
     @contextlib.contextmanager
@@ -255,10 +257,9 @@ class RabbitMQSourceDriver(SourceDriver):
             yield
 
     def break_external_system(self) -> None:
-        channel = self._broker.channel()
-        for queue in self.queues:
-            channel.queue_delete(queue)
-        channel.close()
+        with self._broker.channel() as channel:
+            for queue in self.queues:
+                channel.queue_delete(queue)
 
 
 class RabbitMQSinkDriver(SinkDriver):
@@ -286,17 +287,16 @@ class RabbitMQSinkDriver(SinkDriver):
 
     def setup(self) -> None:
         self._broker.start()
-        channel = self._broker.channel()
-        channel.exchange_declare(self.exchange, "topic", durable=True)
-        channel.queue_declare(self.output_queue, durable=True)
-        channel.queue_bind(self.output_queue, self.exchange, "#")
-        channel.close()
+        with self._broker.channel() as channel:
+            channel.exchange_declare(self.exchange, "topic", durable=True)
+            channel.queue_declare(self.output_queue, durable=True)
+            channel.queue_bind(self.output_queue, self.exchange, "#")
 
     def teardown(self) -> None:
         try:
-            channel = self._broker.channel()
-            channel.queue_delete(self.output_queue)
-            channel.exchange_delete(self.exchange)
+            with self._broker.channel() as channel:
+                channel.queue_delete(self.output_queue)
+                channel.exchange_delete(self.exchange)
         finally:
             self._broker.stop()
 
@@ -309,13 +309,13 @@ class RabbitMQSinkDriver(SinkDriver):
 
     def _drain(self) -> list[tuple[Hashable, bytes]]:
         """What the output queue received so far (consumed once, kept by the driver)."""
-        channel = self._broker.channel()
-        while True:
-            method, properties, body = channel.basic_get(self.output_queue, auto_ack=True)
-            if method is None:
-                break
-            self._received.append((self._id_of(properties, body), body))
-        channel.close()
+        with self._broker.channel() as channel:
+            while True:
+                method, properties, body = channel.basic_get(self.output_queue, auto_ack=False)
+                if method is None:
+                    break
+                self._received.append((self._id_of(properties, body), body))
+                channel.basic_ack(method.delivery_tag)  # cached first: never lost
         return self._received
 
     def _id_of(self, properties: Any, body: bytes) -> Hashable:
@@ -346,6 +346,5 @@ class RabbitMQSinkDriver(SinkDriver):
             yield
 
     def break_external_system(self) -> None:
-        channel = self._broker.channel()
-        channel.exchange_delete(self.exchange)
-        channel.close()
+        with self._broker.channel() as channel:
+            channel.exchange_delete(self.exchange)

@@ -54,7 +54,11 @@ class Rabbit:
 
     def __init__(self) -> None:
         self.parameters = broker_parameters()
-        self.connection = pika.BlockingConnection(self.parameters)
+        # the test's own connection idles while a test waits on Kafka: no heartbeat to miss
+        # (the tests' timeouts bound it)
+        own = broker_parameters()
+        own.heartbeat = 0
+        self.connection = pika.BlockingConnection(own)
         self.channel = self.connection.channel()
         self.channel.confirm_delivery()
         self._queues: list[str] = []
