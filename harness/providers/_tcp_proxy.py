@@ -62,6 +62,9 @@ class TcpProxy:
                 client.close()
                 continue
             server.settimeout(None)
+            for sock in (client, server):  # forward small frames at once (no Nagle delay)
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._sockets.update((client, server))
             thread = threading.Thread(target=self._pump, args=(client, server), daemon=True)

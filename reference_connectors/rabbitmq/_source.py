@@ -563,6 +563,19 @@ class RabbitMQSourceTask(SourceTask):
 
     # ------------------------------------------------------------------ stopping
     @override
+    def commit(self) -> None:
+        """After a stop() from another thread, close the connection: the final commit comes last.
+
+        A runtime that calls :meth:`stop` from another thread than :meth:`poll` still makes the
+        final offset commit on the task's thread, after the final flush (so after the last
+        :meth:`commit_record`): what is still unacknowledged then never will be, and closing
+        the connection hands it back to RabbitMQ. Otherwise nothing to do: messages are
+        acknowledged one by one in :meth:`commit_record`.
+        """
+        if self._stopping.is_set() and self._owner == threading.get_ident():
+            self._close()
+
+    @override
     def stop(self) -> None:
         self._stopping.set()
         if self._owner is None or self._owner == threading.get_ident():

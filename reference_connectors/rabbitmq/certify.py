@@ -145,8 +145,8 @@ class _Broker:
         return {
             "rabbitmq.host": "127.0.0.1",
             "rabbitmq.port": str(self.proxy.port),
-            "rabbitmq.username": credentials.username,  # type: ignore[attr-defined]
-            "rabbitmq.password": credentials.password,  # type: ignore[attr-defined]
+            "rabbitmq.username": credentials.username,
+            "rabbitmq.password": credentials.password,
             "rabbitmq.virtual.host": self.parameters.virtual_host,
             "rabbitmq.connection.timeout.ms": "5000",
             "rabbitmq.handshake.timeout.ms": "5000",
@@ -323,10 +323,11 @@ class RabbitMQSinkDriver(SinkDriver):
             return int(properties.message_id)
         value = self._decoder.to_connect_data("", body).value
         if isinstance(value, Struct):
-            return value.get("id")  # type: ignore[no-any-return]
+            found: Hashable = value.get("id")
+            return found
         if isinstance(value, dict):
             return value.get("id")
-        return properties.message_id
+        return properties.message_id  # type: ignore[no-any-return]
 
     def read_back(self) -> list[Hashable]:
         return [record_id for record_id, _ in self._drain()]

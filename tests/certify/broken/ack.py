@@ -122,6 +122,11 @@ class AckOnStopSource(RabbitMQSourceTask):
             return
         self._ack_all_and_close()
 
+    @override
+    def commit(self) -> None:
+        if self._stopping.is_set() and self._owner == threading.get_ident():
+            self._ack_all_and_close()
+
     def _ack_all_and_close(self) -> None:
         self._stopping.set()
         channel = self._channel
