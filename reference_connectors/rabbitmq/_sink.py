@@ -285,8 +285,28 @@ class RabbitMQSinkTask(SinkTask):
             f"{type(value).__name__} (use json or json.schemaless)"
         )
 
+    def _keep_alive(self) -> None:
+        """Answer the broker's heartbeats; forget a connection the broker closed meanwhile.
+
+        pika's BlockingConnection does its I/O only when called: a connection left idle longer
+        than about twice the heartbeat is closed by the broker, and is reopened quietly here
+        (nothing was published on it since) rather than failing the next batch.
+        """
+        connection = self._connection
+        if connection is None:
+            return
+        try:
+            connection.process_data_events(0)
+        except Exception as exc:  # noqa: BLE001 - reconnect before the next publish
+            log.info("Reconnecting to %s: %s", self._settings, describe(exc))
+            self._drop()
+        else:
+            if not connection.is_open or self._channel is None or not self._channel.is_open:
+                self._drop()
+
     @override
     def put(self, records: Sequence[SinkRecord]) -> None:
+        self._keep_alive()
         if not records:
             return
         bodies = [self._body(record) for record in records]  # a bad value fails before sending
@@ -328,6 +348,7 @@ class RabbitMQSinkTask(SinkTask):
     @override
     def flush(self, current_offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
         """Nothing to wait for: ``put`` returns only once RabbitMQ confirmed every message."""
+        self._keep_alive()
 
     @override
     def stop(self) -> None:

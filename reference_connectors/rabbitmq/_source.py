@@ -41,6 +41,7 @@ from cdk import (
     Headers,
     Importance,
     RecordMetadata,
+    RetriableException,
     Schema,
     SourceConnector,
     SourceRecord,
@@ -358,7 +359,11 @@ class RabbitMQSourceTask(SourceTask):
     def _open(self) -> None:
         assert self._settings is not None
         settings = self._settings
-        connection = settings.connect(self._name)  # raises Retriable/ConnectException
+        try:
+            connection = settings.connect(self._name)
+        except RetriableException:
+            self._schedule_retry()  # unreachable: the next attempt after the backoff
+            raise
         self._generation += 1
         self._owner = threading.get_ident()
         self._connection = connection
@@ -438,6 +443,10 @@ class RabbitMQSourceTask(SourceTask):
         self._consumers.clear()
         self._generation += 1  # the old channel's delivery tags are void from now on
         close_quietly(connection)
+        self._schedule_retry()
+
+    def _schedule_retry(self) -> None:
+        """The next connection attempt after the backoff, doubled for the one after."""
         self._retry_at = time.monotonic() + self._backoff
         self._backoff = min(self._backoff * 2, self._backoff_max)
 

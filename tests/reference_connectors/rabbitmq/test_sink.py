@@ -207,3 +207,21 @@ def test_validate_and_start(rabbit: Rabbit) -> None:
         RabbitMQSinkConnector().start({"rabbitmq.exchange": "x", "rabbitmq.value.format": "xml"})
     with pytest.raises(ConfigException, match=r"rabbitmq\.exchange"):
         RabbitMQSinkConnector().start({})
+
+
+def test_a_connection_the_broker_closed_while_idle_is_reopened_quietly(rabbit: Rabbit) -> None:
+    exchange = rabbit.exchange()
+    queue = rabbit.queue()
+    rabbit.bind(queue, exchange)
+    proxy = rabbit.proxy()
+    task = RabbitMQSinkTask()
+    task.start({**rabbit.config(port=proxy.port), "rabbitmq.exchange": exchange})
+    try:
+        task.put(_records([1]))
+        proxy.cut()  # the connection dies while the task is idle
+        proxy.restore()
+        task.put([])  # an idle put notices it
+        task.put(_records([2]))  # and the next batch goes through without a retriable error
+    finally:
+        task.stop()
+    assert [p.message_id for p, _ in rabbit.drain(queue)] == ["1", "2"]

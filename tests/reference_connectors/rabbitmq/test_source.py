@@ -234,3 +234,25 @@ def test_validate_reports_the_broker_and_the_queues(rabbit: Rabbit) -> None:
     assert "never-shown-pw" not in str(refused)
     vhost = _errors({**good, "rabbitmq.virtual.host": "cdk_test_no_such_vhost"})
     assert list(vhost) == ["rabbitmq.virtual.host"]
+
+
+def test_an_unreachable_broker_is_retried_after_the_backoff(rabbit: Rabbit) -> None:
+    proxy = rabbit.proxy()
+    proxy.cut()
+    props = {
+        **rabbit.config(port=proxy.port),
+        "rabbitmq.queue": rabbit.queue(),
+        "kafka.topic": "t",
+        "rabbitmq.retry.backoff.ms": "400",
+    }
+    failures: list[str] = []
+    with source_task(props) as task:
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                assert task.poll() is None
+            except RetriableException as exc:
+                failures.append(str(exc))
+    # attempts at 0 s, then 0.4 s (0.8 s after that is past the second): no busy loop
+    assert 1 <= len(failures) <= 2
+    assert all(f":{proxy.port}" in failure for failure in failures)
