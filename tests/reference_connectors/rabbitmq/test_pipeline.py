@@ -7,6 +7,7 @@ stops; a clean stop and restart redelivers nothing. The sink publishes what the 
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,11 +17,14 @@ from confluent_kafka import Producer
 from tests._wait import wait_until
 from tests.integration._support import (
     Connect,
+    cdk_command,
     free_port,
     make_topic,
     reading,
+    stop_process,
     unique,
     worker_props,
+    write_properties,
 )
 from tests.reference_connectors.rabbitmq._support import Rabbit
 
@@ -89,6 +93,58 @@ def test_clean_stop_and_restart_redeliver_nothing(
         reader.poll(1.0)
         assert sorted(_keys(reader), key=int) == [str(i) for i in range(40)]  # no duplicate
         assert reader.messages[0].value == b"record-0"
+
+
+def test_a_killed_worker_loses_nothing(
+    rabbit: Rabbit, connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    queue = rabbit.queue()
+    topic = make_topic(kafka_bootstrap, prefix="rmq")
+    config = {
+        **rabbit.config(),
+        "name": unique("rmq-source"),
+        "connector.class": SOURCE,
+        "tasks.max": "1",
+        "rabbitmq.queue": queue,
+        "kafka.topic": topic,
+        "rabbitmq.batch.size": "20",
+        "rabbitmq.prefetch.count": "100",
+    }
+    worker_file = write_properties(
+        tmp_path / "worker.properties",
+        worker_props(
+            kafka_bootstrap,
+            tmp_path / "offsets",
+            free_port(),
+            **{"key.converter": STRING, "value.converter": BYTES},
+        ),
+    )
+    source_file = write_properties(tmp_path / "source.properties", config)
+    rabbit.publish(queue, range(2000))
+    log = (tmp_path / "worker.log").open("wb")
+    proc = subprocess.Popen(
+        cdk_command("standalone", str(worker_file), str(source_file)),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        with reading(kafka_bootstrap, topic) as reader:
+            reader.wait_for(100, timeout=90)
+            proc.kill()  # kill -9 in the middle of the stream
+            proc.wait(20)
+            # RabbitMQ takes back what the dead connection held unacknowledged
+            wait_until(lambda: rabbit.consumers(queue) == 0, 30, 0.05, "the dead consumer gone")
+            assert rabbit.ready(queue) > 0  # the kill came before the end
+            worker = connect()
+            worker.rest.create(config["name"], {k: v for k, v in config.items() if k != "name"})
+            keys = reader.wait_for_keys([str(i) for i in range(2000)], timeout=120)
+            wait_until(lambda: rabbit.ready(queue) == 0, 30, 0.05, "the queue drained")
+            duplicates = sum(keys.values()) - len(keys)
+            # a duplicate is a message unacknowledged at the kill: at most the prefetch count
+            assert duplicates <= 100, f"{duplicates} duplicates"
+    finally:
+        stop_process(proc)
+        log.close()
 
 
 def test_nothing_is_acknowledged_before_kafka_has_the_record(
