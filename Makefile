@@ -13,7 +13,7 @@ help:
 	@echo "make demo   - set up .venv and run the main job on the embedded default: cdk new a"
 	@echo "              demo project, install it, test it and certify it (report in $(REPORT))"
 	@echo "make reference - certify the SQL reference connectors on SQL_DIALECTS=\"$(SQL_DIALECTS)\" and the"
-	@echo "              SQLite ones (reports/certification-*)"
+	@echo "              SQLite ones, and the RabbitMQ ones (reports/certification-*)"
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
 	@echo "make test   - set up .venv and run the linters, the type checker, the docs build and all tests"
 	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers, then the Spark ones on"
@@ -53,7 +53,8 @@ demo: $(STAMP)
 
 # The reference connectors, certified as the kit's CI certifies them: the SQL ones on each
 # dialect (PostgreSQL and MariaDB from CDK_TEST_POSTGRES_URL / CDK_TEST_MARIADB_URL, by default
-# the local servers). The SqliteSource/SqliteSink aliases are the SQL connectors with other defaults.
+# the local servers), and the RabbitMQ ones (CDK_TEST_RABBITMQ_URL, by default the local server).
+# The SqliteSource/SqliteSink aliases are the SQL connectors with other defaults.
 SQL_DIALECTS ?= sqlite postgresql mariadb
 
 reference: $(STAMP)
@@ -61,6 +62,7 @@ reference: $(STAMP)
 	  CDK_SQL_DIALECT=$$dialect $(BIN)/cdk certify reference_connectors/sql \
 	    --report-dir reports/certification-sql-$$dialect; \
 	done
+	$(BIN)/cdk certify reference_connectors/rabbitmq --report-dir reports/certification-rabbitmq
 
 # Kafka's FileStream quickstart on the embedded broker, run by `cdk standalone`.
 quickstart: $(STAMP)

@@ -7,7 +7,10 @@ Each kind has one interface and several backends, picked by name:
   consumer group; a :class:`~harness.providers.kafka.BrokerStall` for the broker failure checks;
 - :mod:`harness.providers.spark`: ``spark_provider(spec)``: ``local[N]``, a standalone cluster
   started from the pyspark wheel (whose workers can be killed), containers, or an existing
-  cluster.
+  cluster;
+- :class:`TcpProxy`: a TCP forwarder on loopback that a driver's ``outage()`` cuts, so that the
+  connector under test loses its connection to the external system while the driver's own
+  connections go on.
 
 The Docker engine the container backends use is found, or started and stopped again, by
 ``_docker``. The certification (:mod:`harness.certify`) and the kit's tests use these; they
@@ -16,7 +19,8 @@ depend only on the public API of :mod:`cdk`.
 
 from __future__ import annotations
 
+from harness.providers._tcp_proxy import TcpProxy
 from harness.providers.kafka import kafka_provider
 from harness.providers.spark import spark_provider
 
-__all__ = ["kafka_provider", "spark_provider"]
+__all__ = ["TcpProxy", "kafka_provider", "spark_provider"]

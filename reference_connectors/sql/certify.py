@@ -17,10 +17,10 @@ writes rows into tables ``t0`` .. ``t3`` (one per input stream), adds columns to
 schema, and knows the values the source must emit.
 
 Failure injection: on a server, the connector reaches the database through a TCP proxy of the
-driver (:mod:`._proxy`); an outage cuts the proxy (the connector's connection drops and new
-ones are refused) while the driver goes on writing to the server directly, and breaking the
-database drops it for good. On SQLite, an outage holds an exclusive lock ("database is locked"),
-and breaking overwrites the file with garbage.
+driver (:class:`harness.providers.TcpProxy`); an outage cuts the proxy (the connector's
+connection drops and new ones are refused) while the driver goes on writing to the server
+directly, and breaking the database drops it for good. On SQLite, an outage holds an exclusive
+lock ("database is locked"), and breaking overwrites the file with garbage.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import sqlalchemy as sa
 
 from cdk import Connector, Schema
 from harness import Delivery, Limit, SourceDriver
+from harness.providers import TcpProxy
 from reference_connectors.sql._certify_rows import (
     COLUMNS,
     ddl,
@@ -47,7 +48,6 @@ from reference_connectors.sql._certify_rows import (
     source_schema,
     sqlite_value,
 )
-from reference_connectors.sql._proxy import TcpProxy
 from reference_connectors.sql._source import SqlSourceConnector
 
 __all__ = [

@@ -1,6 +1,8 @@
-"""A TCP forwarder on loopback, so the certification drivers can cut a database server off.
+"""A TCP forwarder on loopback, so certification drivers can cut an external system off.
 
-The connector under test reaches the server through the proxy; :meth:`TcpProxy.cut` closes the
+A driver points the connector under test at the proxy instead of the server (a database, a
+message broker); its ``outage()`` cuts the proxy for the block. The connector under test
+reaches the server through the proxy; :meth:`TcpProxy.cut` closes the
 listening socket and every forwarded connection (the connector sees its connection drop, then
 "connection refused"), :meth:`TcpProxy.restore` listens again on the same port. The driver's own
 writes go to the server directly, so they go on during the cut.
@@ -60,6 +62,9 @@ class TcpProxy:
                 client.close()
                 continue
             server.settimeout(None)
+            for sock in (client, server):  # forward small frames at once (no Nagle delay)
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._sockets.update((client, server))
             thread = threading.Thread(target=self._pump, args=(client, server), daemon=True)
