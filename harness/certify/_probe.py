@@ -29,7 +29,20 @@ from cdk.api import (
     SourceTaskContext,
 )
 
-__all__ = ["SourceProbe", "offset_key"]
+__all__ = ["SourceProbe", "acknowledges", "offset_key"]
+
+
+def acknowledges(task_class: type) -> bool:
+    """Whether a source task acknowledges upstream: it overrides commit_record or commit.
+
+    The runtime calls such a task's ``stop()`` on the task's own thread after the final flush
+    and commit (Kafka 3.9's order), any other task's at once from another thread; a probe does
+    the same.
+    """
+    return (
+        getattr(task_class, "commit_record", None) is not SourceTask.commit_record
+        or getattr(task_class, "commit", None) is not SourceTask.commit
+    )
 
 
 def offset_key(partition: Mapping[str, Any]) -> str:
@@ -181,10 +194,16 @@ class SourceProbe:
     def stop(self) -> None:
         """Stop every task, then the connector, and time each call.
 
-        A task's ``stop()`` is called from another thread, as the worker does.
+        A task's ``stop()`` is called as the worker calls it: from another thread, or on this
+        thread (the one that polled) for a task that :func:`acknowledges`.
         """
         for index, task in enumerate(self.tasks):
-            self.stop_durations[f"task {index}"] = _timed_in_thread(task.stop)
+            if acknowledges(type(task)):  # on the thread that polled it, as the worker does
+                start = time.monotonic()
+                task.stop()
+                self.stop_durations[f"task {index}"] = time.monotonic() - start
+            else:
+                self.stop_durations[f"task {index}"] = _timed_in_thread(task.stop)
         self.tasks = []
         if self.connector is not None:
             connector, self.connector = self.connector, None

@@ -19,7 +19,20 @@ from harness.certify import SUITES, all_checks
 from harness.certify._discovery import load_suites
 
 _ID = re.compile(r"^[A-Z]{3}-\d{2}$")
-_MODULES = ["cfg", "doc", "sch", "off", "rst", "rbl", "err", "stall", "prf", "dist", "pipelines"]
+_MODULES = [
+    "cfg",
+    "doc",
+    "sch",
+    "off",
+    "ack",
+    "rst",
+    "rbl",
+    "err",
+    "stall",
+    "prf",
+    "dist",
+    "pipelines",
+]
 #: Failing cases asserted by a dedicated test rather than a table.
 _DEDICATED = {"DOC-01": "tests.certify.test_doc.test_hidden_required_key_fails_doc01"}
 

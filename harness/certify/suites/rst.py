@@ -32,6 +32,7 @@ from cdk.api import (
 )
 from harness.certify._checks import CheckFailed, check
 from harness.certify._context import CheckContext, WorkerHandle
+from harness.certify._probe import acknowledges
 from harness.certify.suites import _flows, _spark
 from harness.certify.suites._faults import INJECTED, FailWhenFlagged, with_transform
 from harness.certify.suites._flows import (
@@ -290,7 +291,8 @@ def clean_stop(ctx: CheckContext) -> None:
     """stop() returns promptly and leaves no thread behind.
 
     The connector and its tasks run in this process (no worker): records go through them, then
-    each task's ``stop()`` (called from another thread, as the worker does) and the connector's
+    each task's ``stop()`` (called as the worker does: from another thread, or on the thread
+    that polled for a task that overrides ``commit_record`` or ``commit``) and the connector's
     ``stop()`` must return within 5 s, and every thread they started must end within 10 s after
     (compared with the threads that existed before; leftovers are named).
     """
@@ -372,9 +374,31 @@ def _run_source_and_stop(ctx: CheckContext, d: Any) -> dict[str, float | None]:
         d.write_records(ids[stream::streams], stream=stream)
     config = {"name": ctx.unique("rst"), **ctx.connector_config(d, ctx.topic(), tasks_max=streams)}
     probe = ctx.probe(connector_class, config, max_tasks=streams)
+    task_class = connector_class().task_class()
+    if acknowledges(task_class):
+        # the worker stops such a task on its own thread once its polls ended: so does this
+        durations = _poll_and_stop_on_one_thread(probe, len(ids))
+    else:
+        _poll_written(probe, len(ids))
+        tasks, probe.tasks = probe.tasks, []
+        durations = {}
+        for index, task in enumerate(tasks):
+            durations[f"task {index}"] = _timed_stop(f"task {index}", task.stop)
+    connector, probe.connector = probe.connector, None
+    if connector is not None:
+        durations["connector"] = _timed_stop("connector", connector.stop)
+    return durations
+
+
+def _poll_written(probe: Any, count: int) -> None:
+    """Start the probe and poll the records written, on the calling thread.
+
+    Raises:
+        CheckFailed: the connector raised, or emitted nothing (the probe is stopped).
+    """
     try:
         probe.start()
-        records = probe.poll(count=len(ids), timeout=30.0)
+        records = probe.poll(count=count, timeout=30.0)
     except Exception as exc:  # noqa: BLE001 - the connector's failure, reported as such
         probe.stop()
         raise CheckFailed(
@@ -385,15 +409,39 @@ def _run_source_and_stop(ctx: CheckContext, d: Any) -> dict[str, float | None]:
         probe.stop()
         raise CheckFailed(
             "the tasks to emit the records written before stopping them",
-            f"they emitted nothing in 30s ({len(ids)} records written)",
+            f"they emitted nothing in 30s ({count} records written)",
         )
-    tasks, probe.tasks = probe.tasks, []
-    connector, probe.connector = probe.connector, None
+
+
+def _poll_and_stop_on_one_thread(probe: Any, count: int) -> dict[str, float | None]:
+    """Poll, then stop every task, all on one thread of the harness (the task's thread)."""
     durations: dict[str, float | None] = {}
-    for index, task in enumerate(tasks):
-        durations[f"task {index}"] = _timed_stop(f"task {index}", task.stop)
-    if connector is not None:
-        durations["connector"] = _timed_stop("connector", connector.stop)
+    failure: list[BaseException] = []
+    stopping: dict[str, float] = {}
+
+    def run() -> None:
+        try:
+            _poll_written(probe, count)
+            tasks, probe.tasks = probe.tasks, []
+            for index, task in enumerate(tasks):
+                who = f"task {index}"
+                durations[who] = None
+                stopping[who] = time.monotonic()
+                task.stop()
+                durations[who] = time.monotonic() - stopping[who]
+        except BaseException as exc:  # noqa: BLE001 - reported on the check's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="certify-rst05-task", daemon=True)
+    thread.start()
+    thread.join(60.0 + STOP_WAIT_S)
+    if failure:
+        if isinstance(failure[0], CheckFailed):
+            raise failure[0]
+        raise CheckFailed(
+            "every task stop() to return normally",
+            f"it raised {type(failure[0]).__name__}: {failure[0]}",
+        )
     return durations
 
 

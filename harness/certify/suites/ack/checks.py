@@ -9,6 +9,7 @@ never).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 from harness.certify._checks import CheckFailed, CheckNotVerified, check
 from harness.certify._context import CheckContext, WorkerHandle
+from harness.certify._rest import RestClient
 from harness.certify.suites._faults import DropOnIds, FailOnIds, with_transform
 from harness.certify.suites.off._common import _ids
 from harness.certify.suites.off._sources import _source_delivery, _wait_source_ids, _write
@@ -34,6 +36,7 @@ POLL_TIMEOUT_S = 10.0
 #: The producer's linger in ACK-02: records sent and not yet acknowledged by Kafka at the kill.
 LINGER_MS = 1500
 _CAPABILITY = "pending_ids()"
+_POLL_TOTAL = "kafka_connect_source_task_metrics_source_record_poll_total{"
 _FIX_EARLY = (
     "Acknowledge a message in the source system only in ``commit_record(record, metadata)``, "
     "which the runtime calls once Kafka has acknowledged the record (or with ``metadata`` None "
@@ -69,6 +72,20 @@ def _polled(w: WorkerHandle, name: str) -> int:
     except KeyError:
         return 0
     return int(value) if isinstance(value, (int, float)) else 0
+
+
+def _polled_remote(rest: RestClient, name: str) -> int:
+    """The same metric, read from a worker process's ``GET /metrics`` (Prometheus text)."""
+    answer = rest.get("/metrics")
+    if answer.status != 200:
+        return 0
+    wanted = f'connector="{name}"'
+    total = 0.0
+    for line in answer.text.splitlines():
+        if line.startswith(_POLL_TOTAL) and wanted in line and 'task="0"' in line:
+            with contextlib.suppress(ValueError, IndexError):
+                total = max(total, float(line.rsplit(" ", 1)[1]))
+    return int(total)
 
 
 def _sorted(ids: Iterable[Hashable]) -> list[Hashable]:
@@ -180,9 +197,10 @@ def crash_redelivers_missing(ctx: CheckContext) -> None:
     """After ``kill -9`` every message is in Kafka or still held by the source system.
 
     The source runs in a ``cdk standalone`` process whose producer lingers
-    (``producer.linger.ms=1500``), so that at any moment records are sent and not yet
-    acknowledged by Kafka. Records are written steadily; once some are in Kafka the process is
-    killed with SIGKILL. Every message must then be in Kafka or held by the source system
+    (``producer.linger.ms=1500``), so that records are sent and not yet acknowledged by Kafka.
+    Records are written steadily; once some are in Kafka, a last batch is written and, as soon
+    as the task has polled it (its ``source-record-poll-total`` metric), the process is killed
+    with SIGKILL. Every message must then be in Kafka or held by the source system
     (``pending_ids()``): one that is neither was acknowledged before Kafka had it and is lost.
     A new process delivers every message; the only duplicates allowed are the messages that
     were in Kafka at the kill and still held by the source system (Kafka had them, their
@@ -198,7 +216,16 @@ def crash_redelivers_missing(ctx: CheckContext) -> None:
         written = _write(ctx, d, 10)
         with ctx.standalone({name: config}, props) as p:
             _write_until_in_kafka(ctx, d, topic, written)
-            written += _write(ctx, d, 10)  # polled and lingering at the kill
+            last = _write(ctx, d, 10)
+            written += last
+            # killed once the task polled them: they wait in the lingering producer
+            ctx.wait_for(
+                lambda: _polled_remote(p.rest, name) >= len(written),
+                POLL_TIMEOUT_S,
+                expected=f"the task to poll the {len(written)} records written",
+                actual=lambda: f"it polled {_polled_remote(p.rest, name)}",
+                interval=0.05,
+            )
             p.kill()
         at_kill = _in_kafka(ctx, d, topic)
         held = set(_pending(ctx, d, "after the kill"))
