@@ -12,10 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typing_extensions import override
 
-from harness import ConnectorDriver
+from cdk import SourceRecord, SourceTask
+from harness import ConnectorDriver, SourceKind
 from harness.certify import CertificationRun, Outcome, certify
 from reference_connectors.filestream.certify import FileStreamSourceDriver
+from reference_connectors.rabbitmq import RabbitMQSourceConnector, RabbitMQSourceTask
+from reference_connectors.rabbitmq._source import Delivery
 from reference_connectors.rabbitmq.certify import RabbitMQSourceDriver
 from tests.certify import _support
 from tests.certify.broken import ack as broken
@@ -93,3 +97,63 @@ def test_broken_acknowledging_source_fails(
     (result,) = run.results
     for fragment in fragments:
         assert fragment in result.message, _support.describe(run)
+
+
+# ---------------------------------------------------------------------------------------------
+# OFF-02 takes nothing from the worker it checks.
+
+
+class _CountingQueueSource(RabbitMQSourceTask):
+    """A queue source whose records carry offsets that cannot replay (the partner's mistake).
+
+    Each record says ``{"consumed": n}`` for its queue: a count, not a position the queue can
+    go back to. Declared replayable (the default), it gets OFF-02.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._consumed = 0
+
+    @override
+    def _record(self, delivery: Delivery) -> SourceRecord:
+        self._consumed += 1
+        return (
+            super()
+            ._record(delivery)
+            .new_record(
+                source_partition={"queue": delivery.queue},
+                source_offset={"consumed": self._consumed},
+            )
+        )
+
+
+class _CountingQueueConnector(RabbitMQSourceConnector):
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return _CountingQueueSource
+
+
+class _LingeringQueueDriver(RabbitMQSourceDriver):
+    """The queue, declared replayable, with a producer that lingers 3 s (records in flight)."""
+
+    connector = _CountingQueueConnector
+    source_kind = SourceKind.REPLAYABLE
+    records_carry_offsets = True
+
+    @override
+    def example_config(self, topic: str) -> dict[str, str]:
+        return {**super().example_config(topic), "producer.override.linger.ms": "3000"}
+
+
+def test_off02_never_takes_the_messages_the_restarted_worker_must_read(
+    rabbitmq: None, kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    # Before: between the kill and the restart OFF-02 ran the connector in-process to learn
+    # what the committed offsets cover; on a queue it received the messages RabbitMQ had just
+    # redelivered and acknowledged them, so the restarted worker never saw them ("5 missing").
+    run = _support.run_checks(
+        _support.project_for(tmp_path, _LingeringQueueDriver), ["OFF-02"], kafka_bootstrap, tmp_path
+    )
+    (result,) = run.results
+    assert result.outcome is Outcome.PASSED, _support.describe(run)
+    assert "missing" not in result.message
