@@ -218,6 +218,7 @@ class ChecklistDirective(SphinxDirective):
                     required=c.required,
                     once=c.per_project,
                     capabilities=c.capabilities,
+                    source_kind=c.source_kind,
                 )
                 sub += self._rst(c.description or "(no description)", f"{c.id} description")
                 if c.fix:
@@ -251,8 +252,11 @@ class ChecklistDirective(SphinxDirective):
         required: bool,
         once: bool,
         capabilities: tuple[str, ...] = (),
+        source_kind: str | None = None,
     ) -> nodes.paragraph:
         applies = ", ".join(sorted(kinds)) + (" (once per project)" if once else "")
+        if source_kind is not None:
+            applies = f"{source_kind} {applies}s only"
         status = "required" if required else "optional (reported only)"
         text = f"Applies to: {applies} · needs: {', '.join(sorted(needs)) or 'nothing'} · {status}"
         if capabilities:

@@ -140,6 +140,8 @@ def _print_catalogue(checks: Sequence[Check], only: Sequence[str], skip: Sequenc
             current = c.suite
             click.echo(f"{c.suite}  {SUITES.get(c.suite, '')}")
         notes = [", ".join(k for k in ("source", "sink") if k in c.kinds)]
+        if c.source_kind is not None:
+            notes[0] = f"{c.source_kind} {notes[0]}s only"
         if c.per_project:
             notes.append("once per project")
         if not c.required:

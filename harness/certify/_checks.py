@@ -196,6 +196,9 @@ class Check:
             certify --jobs N``): ``True``, everything (no other check runs while it does: it
             measures throughput and latency); ``"kafka"``, the broker (no other check that
             needs Kafka runs while it does: it stalls the broker); ``False``, nothing.
+        source_kind: for a check of sources of one kind only (``"replayable"`` or
+            ``"acknowledging"``, a :class:`harness.SourceKind` value): a source driver of the
+            other kind gets it SKIPPED before it runs (it stalls and holds nothing).
     """
 
     id: str
@@ -209,6 +212,7 @@ class Check:
     fix: str = ""
     capabilities: tuple[str, ...] = ()
     exclusive: Exclusive = False
+    source_kind: str | None = None
 
     @property
     def suite(self) -> str:
@@ -320,6 +324,7 @@ def check(
     fix: str = "",
     capabilities: Iterable[str] = (),
     exclusive: Exclusive = False,
+    source_kind: str | None = None,
 ) -> Callable[[Callable[[CheckContext], None]], Callable[[CheckContext], None]]:
     """Register the decorated function as check ``id``.
 
@@ -330,6 +335,7 @@ def check(
     ``exclusive`` says what it must have to itself in a concurrent run (``cdk certify --jobs
     N``): ``True`` to run alone (a check that measures), ``"kafka"`` to run while no other
     check uses the broker (a check that stalls it), see :attr:`Check.exclusive`.
+    ``source_kind`` limits a check of sources to one kind, see :attr:`Check.source_kind`.
 
     Raises:
         ValueError: the id is malformed, names an unknown suite, or is taken; or
@@ -337,6 +343,10 @@ def check(
     """
     if exclusive not in (False, True, "kafka"):
         raise ValueError(f"exclusive must be False, True or 'kafka', not {exclusive!r}")
+    if source_kind not in (None, "replayable", "acknowledging"):
+        raise ValueError(
+            f"source_kind must be None, 'replayable' or 'acknowledging', not {source_kind!r}"
+        )
     match = _ID.match(id)
     if match is None or match["suite"] not in SUITES:
         raise ValueError(f"check id {id!r} is not SUITE-NN with a suite in {sorted(SUITES)}")
@@ -360,6 +370,7 @@ def check(
             fix=inspect.cleandoc(fix),
             capabilities=tuple(capabilities),
             exclusive=exclusive,
+            source_kind=source_kind,
         )
         return fn
 

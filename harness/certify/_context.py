@@ -227,14 +227,9 @@ class CheckContext:
             CheckSkipped: ``source_kind`` is ``ACKNOWLEDGING`` (the reason says so).
             TypeError: a replayable source's driver declares ``records_carry_offsets = False``.
         """
-        kind = self._source_kind()
-        if kind is SourceKind.ACKNOWLEDGING:
-            raise CheckSkipped(
-                f"not applicable: the driver {self.driver_class.__name__} declares source_kind "
-                "= ACKNOWLEDGING (the source system redelivers what the connector did not "
-                "acknowledge and cannot replay from a stored offset; the ACK checks verify it)",
-                because="acknowledging-source",
-            )
+        skip = source_kind_skip(SourceKind.REPLAYABLE, self.driver_class)
+        if skip is not None:
+            raise skip
 
     def require_acknowledging_source(self) -> None:
         """Skip the check for a replayable source (the default kind).
@@ -242,29 +237,9 @@ class CheckContext:
         Raises:
             CheckSkipped: ``source_kind`` is ``REPLAYABLE`` (the reason says so).
         """
-        if self._source_kind() is SourceKind.REPLAYABLE:
-            raise CheckSkipped(
-                f"not applicable: the source of {self.driver_class.__name__} is replayable (it "
-                "resumes from stored offsets and acknowledges nothing in the source system; "
-                "a driver declares source_kind = ACKNOWLEDGING for a queue)",
-                because="replayable-source",
-            )
-
-    def _source_kind(self) -> SourceKind:
-        driver = self.driver_class
-        kind = getattr(driver, "source_kind", SourceKind.REPLAYABLE)
-        if not isinstance(kind, SourceKind):
-            raise TypeError(
-                f"{driver.__name__}.source_kind must be a harness.SourceKind "
-                f"(REPLAYABLE or ACKNOWLEDGING), not {kind!r}"
-            )
-        if kind is SourceKind.REPLAYABLE and not getattr(driver, "records_carry_offsets", True):
-            raise TypeError(
-                f"{driver.__name__} declares records_carry_offsets = False for a replayable "
-                "source, which resumes from its offsets: declare source_kind = "
-                "SourceKind.ACKNOWLEDGING for a source whose system redelivers instead"
-            )
-        return kind
+        skip = source_kind_skip(SourceKind.ACKNOWLEDGING, self.driver_class)
+        if skip is not None:
+            raise skip
 
     def source_streams(self) -> int:
         """The input streams a source driver declares (``streams``: an attribute or a property).
@@ -786,6 +761,47 @@ class CheckContext:
         if value:
             self.secrets.add(value)
         return value
+
+
+def declared_source_kind(driver: type[ConnectorDriver]) -> SourceKind:
+    """The kind a source driver declares (``source_kind``), checked.
+
+    Raises:
+        TypeError: it is not a :class:`~harness.SourceKind`, or a replayable source declares
+            ``records_carry_offsets = False``.
+    """
+    kind = getattr(driver, "source_kind", SourceKind.REPLAYABLE)
+    if not isinstance(kind, SourceKind):
+        raise TypeError(
+            f"{driver.__name__}.source_kind must be a harness.SourceKind "
+            f"(REPLAYABLE or ACKNOWLEDGING), not {kind!r}"
+        )
+    if kind is SourceKind.REPLAYABLE and not getattr(driver, "records_carry_offsets", True):
+        raise TypeError(
+            f"{driver.__name__} declares records_carry_offsets = False for a replayable "
+            "source, which resumes from its offsets: declare source_kind = "
+            "SourceKind.ACKNOWLEDGING for a source whose system redelivers instead"
+        )
+    return kind
+
+
+def source_kind_skip(wanted: SourceKind, driver: type[ConnectorDriver]) -> CheckSkipped | None:
+    """Why a check of ``wanted`` sources does not apply to ``driver``'s (None: it applies)."""
+    if declared_source_kind(driver) is wanted:
+        return None
+    if wanted is SourceKind.REPLAYABLE:
+        return CheckSkipped(
+            f"not applicable: the driver {driver.__name__} declares source_kind "
+            "= ACKNOWLEDGING (the source system redelivers what the connector did not "
+            "acknowledge and cannot replay from a stored offset; the ACK checks verify it)",
+            because="acknowledging-source",
+        )
+    return CheckSkipped(
+        f"not applicable: the source of {driver.__name__} is replayable (it "
+        "resumes from stored offsets and acknowledges nothing in the source system; "
+        "a driver declares source_kind = ACKNOWLEDGING for a queue)",
+        because="replayable-source",
+    )
 
 
 @dataclass

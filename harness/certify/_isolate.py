@@ -146,11 +146,21 @@ def run_order(items: Sequence[Planned], jobs: int) -> list[Planned]:
 
 def _exclusive(item: Planned) -> bool | str:
     """What the check must have to itself (nothing when it is skipped: it runs nothing)."""
-    return item[1].exclusive if item[3] is None else False
+    return item[1].exclusive if _runs(item) else False
 
 
 def _uses_kafka(item: Planned) -> bool:
-    return item[3] is None and "kafka" in item[1].needs
+    return _runs(item) and "kafka" in item[1].needs
+
+
+def _runs(item: Planned) -> bool:
+    """Whether the check runs: not left out, and of the driver's kind of source if it says."""
+    _, c, driver, reason = item
+    if reason is not None:
+        return False
+    if c.source_kind is None or not issubclass(driver, SourceDriver):
+        return True
+    return str(getattr(driver, "source_kind", "replayable")) == c.source_kind
 
 
 def may_start(item: Planned, running: Sequence[Planned], broker: str = "free") -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness._driver import ConnectorDriver, SourceDriver
+from harness._driver import ConnectorDriver, SourceDriver, SourceKind
 from harness.certify._checks import (
     Check,
     CheckFailed,
@@ -32,7 +32,7 @@ from harness.certify._checks import (
     Kind,
     Outcome,
 )
-from harness.certify._context import CheckContext
+from harness.certify._context import CheckContext, source_kind_skip
 from harness.certify._discovery import all_checks
 from harness.certify._evidence import SECRET_NAME, redact_value
 from harness.certify._project import Project
@@ -567,6 +567,11 @@ def _run_one(
         result.outcome = Outcome.NOT_VERIFIED
         result.message = reason
         return result
+    if c.source_kind is not None and kind == "source":
+        skip = source_kind_skip(SourceKind(c.source_kind), driver)
+        if skip is not None:
+            result.message = skip.reason
+            return result
     if missing == ["spark"]:
         result.message = NEEDS_DISTRIBUTED
         return result

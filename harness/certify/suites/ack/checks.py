@@ -112,6 +112,7 @@ def _expect_drained(ctx: CheckContext, d: Any, when: str) -> None:
     "ACK-01",
     "Nothing is acknowledged to the source system before Kafka has its record",
     kinds=("source",),
+    source_kind="acknowledging",
     capabilities=(_CAPABILITY,),
     exclusive="kafka",  # it stalls the broker every check of the run shares
     fix=_FIX_EARLY,
@@ -190,6 +191,7 @@ def ack_after_kafka(ctx: CheckContext) -> None:
     "ACK-02",
     "kill -9 redelivers exactly what Kafka lacks; nothing acknowledged comes back",
     kinds=("source",),
+    source_kind="acknowledging",
     capabilities=(_CAPABILITY,),
     fix=_FIX_EARLY,
 )
@@ -280,6 +282,7 @@ def _write_until_in_kafka(ctx: CheckContext, d: Any, topic: str, written: list[i
     "ACK-03",
     "A clean stop leaves nothing unacknowledged and a restart redelivers nothing",
     kinds=("source",),
+    source_kind="acknowledging",
     capabilities=(_CAPABILITY,),
     fix=(
         "Acknowledge every message in ``commit_record()`` once Kafka has its record; keep the "
@@ -337,6 +340,7 @@ def clean_stop_acknowledges(ctx: CheckContext) -> None:
     "ACK-04",
     "Records dropped by a transformation or skipped by errors.tolerance=all are acknowledged",
     kinds=("source",),
+    source_kind="acknowledging",
     capabilities=(_CAPABILITY,),
     fix=(
         "Acknowledge in ``commit_record(record, None)`` too: ``metadata`` is None for a record "

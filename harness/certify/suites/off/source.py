@@ -96,6 +96,7 @@ def source_clean_restart(ctx: CheckContext) -> None:
     "OFF-02",
     "Source loses nothing when the worker is killed (kill -9); duplicates bounded",
     kinds=("source",),
+    source_kind="replayable",
     fix=(
         "Emit offsets that describe each record's own position (never a position read ahead) "
         "and resume strictly after the stored offset in ``start()``, as for OFF-01."
@@ -170,6 +171,7 @@ def source_crash_restart(ctx: CheckContext) -> None:
     "OFF-03",
     "Source resumes from each committed offset with exactly the remaining records",
     kinds=("source",),
+    source_kind="replayable",
     fix=(
         'Make a stored offset mean "everything up to and including this record" and resume '
         "from the record after it, for each source partition separately; look for an "
@@ -242,6 +244,7 @@ def source_resume_points(ctx: CheckContext) -> None:
     "OFF-04",
     "Source given a future offset emits nothing and raises nothing",
     kinds=("source",),
+    source_kind="replayable",
     capabilities=("future_offset() (offsets with no numeric field)",),
     fix=(
         "When the stored offset is beyond the data, return ``None`` (or an empty list) from "

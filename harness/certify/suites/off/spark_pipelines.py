@@ -120,6 +120,7 @@ def _failure(exc: BaseException) -> str:
     "OFF-10",
     "Read through spark.readStream, the records match the embedded worker's, id for id",
     kinds=("source",),
+    source_kind="replayable",
     needs=("kafka", "pyspark"),
     exclusive=True,
     fix=(
@@ -172,6 +173,7 @@ def spark_source_matches_worker(ctx: CheckContext) -> None:
     "OFF-11",
     "A streaming query restarted from its checkpoint after a failure loses and repeats nothing",
     kinds=("source",),
+    source_kind="replayable",
     needs=("pyspark",),
     exclusive=True,
     fix=(
