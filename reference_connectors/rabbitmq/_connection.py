@@ -13,14 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pika
 import pika.exceptions
 
-from cdk import ConfigDef, ConfigValue, ConnectException, Importance, RetriableException, Type
+from cdk import (
+    Config,
+    ConfigDef,
+    ConfigValue,
+    ConnectException,
+    Importance,
+    RetriableException,
+    Type,
+)
 from cdk.config import AbstractConfig, validators
 
 __all__ = [
@@ -30,8 +38,11 @@ __all__ = [
     "USERNAME",
     "VIRTUAL_HOST",
     "ConnectionSettings",
+    "check_broker",
     "define_connection",
+    "failure",
     "is_fatal",
+    "reporting_missing",
     "translate",
 ]
 
@@ -300,6 +311,96 @@ def translate(exc: BaseException, doing: str) -> ConnectException:
     if is_fatal(exc):
         return ConnectException(message)
     return RetriableException(message)
+
+
+def failure(
+    exc: BaseException,
+    doing: str,
+    settings: ConnectionSettings | None,
+    missing: str,
+    *,
+    retrying: str = "",
+) -> ConnectException:
+    """The exception a task raises for a pika error while ``doing`` something on the broker.
+
+    A channel the broker closed because an object is missing (404) is fatal and says that
+    ``missing`` (e.g. ``exchange 'x'``) does not exist; other fatal errors (:func:`is_fatal`)
+    are a :class:`ConnectException`, the rest a :class:`RetriableException` whose message says
+    ``retrying`` after the broker (the source's ``" (reconnecting)"``).
+    """
+    if isinstance(exc, pika.exceptions.ChannelClosedByBroker) and exc.reply_code == NOT_FOUND:
+        return ConnectException(
+            f"{doing}: {missing} does not exist in {settings} (deleted?): {describe(exc)}"
+        )
+    where = f"{doing} on {settings}"
+    return translate(exc, where if is_fatal(exc) else where + retrying)
+
+
+#: What :func:`check_broker` checks once connected: the objects the config names.
+BrokerCheck = Callable[[pika.BlockingConnection, ConnectionSettings, dict[str, ConfigValue]], None]
+
+
+def check_broker(config: Config, what: str, check: BrokerCheck) -> Config:
+    """Add to a validated ``config`` what is wrong with the broker, then what ``check`` finds.
+
+    Nothing is checked when a key has an error already. A connection that fails is reported on
+    the key to fix (:data:`USERNAME` for refused credentials, :data:`VIRTUAL_HOST` for a refused
+    virtual host, else :data:`HOST`); once connected, ``check(connection, settings, by_name)``
+    adds errors to the config values ``by_name``, and anything else it raises is reported on
+    :data:`HOST` as a failure while checking ``what`` (e.g. ``the queues``). Never raises.
+    """
+    by_name = {value.name: value for value in config.config_values}
+    if any(value.error_messages for value in by_name.values()):
+        return config  # a key is wrong already: no point in connecting
+    settings = ConnectionSettings.from_values(by_name)
+    try:
+        connection = pika.BlockingConnection(settings.parameters("cdk-validate"))
+    except Exception as exc:  # noqa: BLE001 - validate() reports, never raises
+        message = f"cannot connect to {settings}: {describe(exc)}"
+        by_name[_refused_key(exc)].add_error_message(message)
+        return config
+    try:
+        check(connection, settings, by_name)
+    except Exception as exc:  # noqa: BLE001 - validate() reports, never raises
+        by_name[HOST].add_error_message(f"checking {what} on {settings}: {describe(exc)}")
+    finally:
+        close_quietly(connection)
+    return config
+
+
+def _refused_key(exc: BaseException) -> str:
+    """The key to blame for a connection that could not be opened."""
+    inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc
+    if isinstance(
+        inner, pika.exceptions.ProbableAuthenticationError | pika.exceptions.AuthenticationError
+    ):
+        return USERNAME
+    if isinstance(inner, pika.exceptions.ProbableAccessDeniedError) or (
+        isinstance(inner, pika.exceptions.ConnectionClosedByBroker)
+        and inner.reply_code in (NOT_ALLOWED, ACCESS_REFUSED)
+    ):
+        return VIRTUAL_HOST
+    return HOST
+
+
+@contextlib.contextmanager
+def reporting_missing(
+    value: ConfigValue, what: str, settings: ConnectionSettings
+) -> Iterator[None]:
+    """Report on ``value`` that ``what`` (e.g. ``queue 'q'``) does not exist, if the block finds so.
+
+    The block's passive declare of a missing object makes the broker close the channel (404):
+    that ends the block, and is reported rather than raised.
+    """
+    try:
+        yield
+    except pika.exceptions.ChannelClosedByBroker as exc:
+        if exc.reply_code == NOT_FOUND:
+            value.add_error_message(
+                f"{what} does not exist in virtual host {settings.virtual_host!r} of {settings}"
+            )
+        else:
+            value.add_error_message(f"{what}: {describe(exc)}")
 
 
 @contextlib.contextmanager

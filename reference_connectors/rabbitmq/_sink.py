@@ -25,6 +25,7 @@ from cdk import (
     NO_DEFAULT,
     Config,
     ConfigDef,
+    ConfigValue,
     ConnectException,
     DataException,
     Importance,
@@ -39,19 +40,14 @@ from cdk import (
 from cdk.config import AbstractConfig, validators
 from cdk.converters import JsonConverter
 from reference_connectors.rabbitmq._connection import (
-    ACCESS_REFUSED,
-    HOST,
-    NOT_ALLOWED,
-    NOT_FOUND,
-    USERNAME,
     VERSION,
-    VIRTUAL_HOST,
     ConnectionSettings,
+    check_broker,
     close_quietly,
     define_connection,
     describe,
-    is_fatal,
-    translate,
+    failure,
+    reporting_missing,
 )
 
 __all__ = ["SINK_CONFIG_DEF", "RabbitMQSinkConnector", "RabbitMQSinkTask"]
@@ -152,42 +148,18 @@ class RabbitMQSinkConnector(SinkConnector):
 
     @override
     def validate(self, props: dict[str, str]) -> Config:
-        config = super().validate(props)
-        by_name = {value.name: value for value in config.config_values}
-        if any(value.error_messages for value in by_name.values()):
-            return config
-        settings = ConnectionSettings.from_values(by_name)
-        exchange = by_name[EXCHANGE].value
-        try:
-            connection = pika.BlockingConnection(settings.parameters("cdk-validate"))
-        except Exception as exc:  # noqa: BLE001 - validate() reports, never raises
-            message = f"cannot connect to {settings}: {describe(exc)}"
-            inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc
-            if isinstance(inner, pika.exceptions.ProbableAuthenticationError):
-                by_name[USERNAME].add_error_message(message)
-            elif isinstance(inner, pika.exceptions.ProbableAccessDeniedError) or (
-                isinstance(inner, pika.exceptions.ConnectionClosedByBroker)
-                and inner.reply_code in (NOT_ALLOWED, ACCESS_REFUSED)
-            ):
-                by_name[VIRTUAL_HOST].add_error_message(message)
-            else:
-                by_name[HOST].add_error_message(message)
-            return config
-        try:
-            connection.channel().exchange_declare(exchange, passive=True)
-        except pika.exceptions.ChannelClosedByBroker as exc:
-            if exc.reply_code == NOT_FOUND:
-                by_name[EXCHANGE].add_error_message(
-                    f"exchange {exchange!r} does not exist in virtual host "
-                    f"{settings.virtual_host!r} of {settings}"
-                )
-            else:
-                by_name[EXCHANGE].add_error_message(f"exchange {exchange!r}: {describe(exc)}")
-        except Exception as exc:  # noqa: BLE001 - validate() reports, never raises
-            by_name[HOST].add_error_message(f"checking the exchange on {settings}: {exc}")
-        finally:
-            close_quietly(connection)
-        return config
+        return check_broker(super().validate(props), "the exchange", _check_exchange)
+
+
+def _check_exchange(
+    connection: pika.BlockingConnection,
+    settings: ConnectionSettings,
+    by_name: dict[str, ConfigValue],
+) -> None:
+    """Report the exchange if it does not exist."""
+    exchange = by_name[EXCHANGE].value
+    with reporting_missing(by_name[EXCHANGE], f"exchange {exchange!r}", settings):
+        connection.channel().exchange_declare(exchange, passive=True)
 
 
 def message_id(key: Any) -> str | None:
@@ -256,16 +228,7 @@ class RabbitMQSinkTask(SinkTask):
         close_quietly(connection)
 
     def _failure(self, exc: BaseException, doing: str) -> ConnectException:
-        if isinstance(exc, ConnectException):
-            return exc
-        if isinstance(exc, pika.exceptions.ChannelClosedByBroker) and exc.reply_code == NOT_FOUND:
-            return ConnectException(
-                f"{doing}: exchange {self._exchange!r} does not exist in {self._settings} "
-                f"(deleted?): {describe(exc)}"
-            )
-        if is_fatal(exc):
-            return ConnectException(f"{doing} on {self._settings}: {describe(exc)}")
-        return translate(exc, f"{doing} on {self._settings}")
+        return failure(exc, doing, self._settings, f"exchange {self._exchange!r}")
 
     def _body(self, record: SinkRecord) -> bytes:
         value = record.value

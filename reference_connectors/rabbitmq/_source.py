@@ -36,6 +36,7 @@ from cdk import (
     Config,
     ConfigDef,
     ConfigException,
+    ConfigValue,
     ConnectException,
     DataException,
     Headers,
@@ -50,19 +51,15 @@ from cdk import (
 )
 from cdk.config import AbstractConfig, validators
 from reference_connectors.rabbitmq._connection import (
-    ACCESS_REFUSED,
-    HOST,
-    NOT_ALLOWED,
     NOT_FOUND,
-    USERNAME,
     VERSION,
-    VIRTUAL_HOST,
     ConnectionSettings,
+    check_broker,
     close_quietly,
     define_connection,
     describe,
-    is_fatal,
-    translate,
+    failure,
+    reporting_missing,
 )
 
 __all__ = ["SOURCE_CONFIG_DEF", "RabbitMQSourceConnector", "RabbitMQSourceTask"]
@@ -231,53 +228,20 @@ class RabbitMQSourceConnector(SourceConnector):
 
     @override
     def validate(self, props: dict[str, str]) -> Config:
-        config = super().validate(props)
-        by_name = {value.name: value for value in config.config_values}
-        if any(value.error_messages for value in by_name.values()):
-            return config  # a key is wrong already: no point in connecting
-        settings = ConnectionSettings.from_values(by_name)
-        check_broker(settings, list(by_name[QUEUE].value), by_name)
-        return config
+        return check_broker(super().validate(props), "the queues", _check_queues)
 
 
-def check_broker(settings: ConnectionSettings, queues: list[str], by_name: dict[str, Any]) -> None:
-    """Add to ``by_name`` (config values) what is wrong with the broker and the queues."""
-    try:
-        connection = pika.BlockingConnection(settings.parameters("cdk-validate"))
-    except Exception as exc:  # noqa: BLE001 - validate() reports, never raises
-        message = f"cannot connect to {settings}: {describe(exc)}"
-        inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc
-        if isinstance(
-            inner,
-            pika.exceptions.ProbableAuthenticationError | pika.exceptions.AuthenticationError,
-        ):
-            by_name[USERNAME].add_error_message(message)
-        elif isinstance(inner, pika.exceptions.ProbableAccessDeniedError) or (
-            isinstance(inner, pika.exceptions.ConnectionClosedByBroker)
-            and inner.reply_code in (NOT_ALLOWED, ACCESS_REFUSED)
-        ):
-            by_name[VIRTUAL_HOST].add_error_message(message)
-        else:
-            by_name[HOST].add_error_message(message)
-        return
-    try:
-        for queue in queues:
-            try:
-                channel = connection.channel()
-                channel.queue_declare(queue.strip(), passive=True)
-                channel.close()
-            except pika.exceptions.ChannelClosedByBroker as exc:
-                if exc.reply_code == NOT_FOUND:
-                    by_name[QUEUE].add_error_message(
-                        f"queue {queue!r} does not exist in virtual host "
-                        f"{settings.virtual_host!r} of {settings}"
-                    )
-                else:
-                    by_name[QUEUE].add_error_message(f"queue {queue!r}: {describe(exc)}")
-    except Exception as exc:  # noqa: BLE001 - validate() reports, never raises
-        by_name[HOST].add_error_message(f"checking the queues on {settings}: {describe(exc)}")
-    finally:
-        close_quietly(connection)
+def _check_queues(
+    connection: pika.BlockingConnection,
+    settings: ConnectionSettings,
+    by_name: dict[str, ConfigValue],
+) -> None:
+    """Report the queues that do not exist (each on a channel of its own: a miss closes it)."""
+    for queue in by_name[QUEUE].value:
+        with reporting_missing(by_name[QUEUE], f"queue {queue!r}", settings):
+            channel = connection.channel()
+            channel.queue_declare(queue.strip(), passive=True)
+            channel.close()
 
 
 @dataclass(frozen=True)
@@ -422,27 +386,12 @@ class RabbitMQSourceTask(SourceTask):
 
     def _failure(self, exc: BaseException, doing: str) -> ConnectException:
         """The exception to raise for ``exc``: fatal, or retriable (the connection is dropped)."""
-        if isinstance(exc, ConnectException):
-            return exc
-        if isinstance(exc, pika.exceptions.ChannelClosedByBroker) and exc.reply_code == NOT_FOUND:
-            return ConnectException(
-                f"{doing}: a queue of {self._queues} does not exist in {self._settings} "
-                f"(deleted?): {describe(exc)}"
-            )
-        if is_fatal(exc):
-            return ConnectException(f"{doing} on {self._settings}: {describe(exc)}")
-        return translate(exc, f"{doing} on {self._settings} (reconnecting)")
+        missing = f"a queue of {self._queues}"
+        return failure(exc, doing, self._settings, missing, retrying=" (reconnecting)")
 
     def _drop_connection(self) -> None:
         """Forget the connection (its unacknowledged messages are redelivered) and back off."""
-        connection = self._connection
-        self._connection = None
-        self._channel = None
-        self._owner = None
-        self._buffer.clear()
-        self._consumers.clear()
-        self._generation += 1  # the old channel's delivery tags are void from now on
-        close_quietly(connection)
+        self._close()
         self._schedule_retry()
 
     def _schedule_retry(self) -> None:
@@ -621,11 +570,12 @@ class RabbitMQSourceTask(SourceTask):
             self._close()
 
     def _close(self) -> None:
+        """Close the connection: RabbitMQ redelivers what it left unacknowledged."""
         connection = self._connection
         self._connection = None
         self._channel = None
         self._owner = None
         self._buffer.clear()
         self._consumers.clear()
-        self._generation += 1
+        self._generation += 1  # the old channel's delivery tags are void from now on
         close_quietly(connection)

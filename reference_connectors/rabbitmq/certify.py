@@ -251,10 +251,8 @@ class RabbitMQSourceDriver(SourceDriver):
         # closing the connection requeued every message fetched
         return ids
 
-    @contextlib.contextmanager
-    def outage(self) -> Iterator[None]:
-        with self._broker.outage():
-            yield
+    def outage(self) -> contextlib.AbstractContextManager[None]:
+        return self._broker.outage()
 
     def break_external_system(self) -> None:
         with self._broker.channel() as channel:
@@ -341,10 +339,8 @@ class RabbitMQSinkDriver(SinkDriver):
             values[record_id] = value
         return values
 
-    @contextlib.contextmanager
-    def outage(self) -> Iterator[None]:
-        with self._broker.outage():
-            yield
+    def outage(self) -> contextlib.AbstractContextManager[None]:
+        return self._broker.outage()
 
     def break_external_system(self) -> None:
         with self._broker.channel() as channel:

@@ -10,10 +10,12 @@ from typing import Any
 import pika
 import pika.exceptions
 
-from cdk import OffsetStorageReader, SourceTaskContext
+from cdk import RecordMetadata, RetriableException, SourceRecord
+from harness import FakeSourceTaskContext
 from harness.providers import TcpProxy
 from reference_connectors.rabbitmq import RabbitMQSourceTask
 from reference_connectors.rabbitmq.certify import RABBITMQ_URL_ENV, broker_parameters
+from tests._wait import wait_until
 
 
 def rabbit_problem() -> str | None:
@@ -27,26 +29,6 @@ def rabbit_problem() -> str | None:
             f"it (rabbitmq-server -detached) or set {RABBITMQ_URL_ENV} to an AMQP URL of one"
         )
     return None
-
-
-class _NoOffsets(OffsetStorageReader):
-    def offset(self, partition: Any) -> dict[str, Any] | None:
-        return None
-
-    def offsets(self, partitions: Any) -> dict[Any, dict[str, Any] | None]:
-        return {}
-
-
-class TaskContext(SourceTaskContext):
-    def __init__(self, props: dict[str, str]) -> None:
-        self._props = props
-
-    def configs(self) -> dict[str, str]:
-        return self._props
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _NoOffsets()
 
 
 class Rabbit:
@@ -106,6 +88,19 @@ class Rabbit:
     def consumers(self, queue: str) -> int:
         return int(self.channel.queue_declare(queue, passive=True).method.consumer_count)
 
+    def wait_ready(self, queue: str, count: int, what: str) -> None:
+        """Wait (10 s at most) until ``count`` messages are ready in ``queue``."""
+        wait_until(
+            lambda: self.ready(queue) == count,
+            10,
+            0.05,
+            lambda: f"{what}: {count} messages ready, have {self.ready(queue)}",
+        )
+
+    def wait_no_consumer(self, queue: str) -> None:
+        """Wait (10 s at most) until nothing consumes ``queue`` (the task's connection closed)."""
+        wait_until(lambda: self.consumers(queue) == 0, 10, 0.05, "the task's consumer gone")
+
     def drain(self, queue: str) -> list[tuple[pika.spec.BasicProperties, bytes]]:
         """Consume everything ready in ``queue`` (acknowledged)."""
         got = []
@@ -128,6 +123,10 @@ class Rabbit:
             **extra,
         }
 
+    def source_config(self, queue: str, port: int | None = None) -> dict[str, str]:
+        """A source's config: ``queue`` into topic ``t`` (through ``port`` if given)."""
+        return {**self.config(port), "rabbitmq.queue": queue, "kafka.topic": "t"}
+
     def cleanup(self) -> None:
         for proxy in self._proxies:
             proxy.stop()
@@ -143,12 +142,33 @@ class Rabbit:
 
 
 @contextlib.contextmanager
-def source_task(props: dict[str, str]) -> Iterator[RabbitMQSourceTask]:
-    """A started source task (on this thread), stopped afterwards."""
-    task = RabbitMQSourceTask()
-    task.initialize(TaskContext(props))
+def source_task(
+    props: dict[str, str], task_class: type[RabbitMQSourceTask] = RabbitMQSourceTask
+) -> Iterator[RabbitMQSourceTask]:
+    """A started source task (on this thread, with a worker's context), stopped afterwards."""
+    task = task_class()
+    task.initialize(FakeSourceTaskContext(props))
     task.start(props)
     try:
         yield task
     finally:
         task.stop()
+
+
+def poll_until(task: RabbitMQSourceTask, count: int, timeout: float = 20.0) -> list[SourceRecord]:
+    """Poll until ``count`` records came (retriable failures are polled again, as a worker does)."""
+    records: list[SourceRecord] = []
+
+    def enough() -> bool:
+        with contextlib.suppress(RetriableException):
+            records.extend(task.poll() or [])
+        return len(records) >= count
+
+    wait_until(enough, timeout, 0.0, lambda: f"{count} records polled, have {len(records)}")
+    return records
+
+
+def commit_all(task: RabbitMQSourceTask, records: Sequence[SourceRecord]) -> None:
+    """``commit_record`` each record as Kafka acknowledged it (offsets 0, 1...)."""
+    for offset, record in enumerate(records):
+        task.commit_record(record, RecordMetadata(record.topic, 0, offset))

@@ -9,8 +9,7 @@ import pytest
 
 from cdk import RecordMetadata
 from reference_connectors.rabbitmq.certify import RabbitMQSinkDriver, RabbitMQSourceDriver
-from tests._wait import wait_until
-from tests.reference_connectors.rabbitmq._support import Rabbit, source_task
+from tests.reference_connectors.rabbitmq._support import Rabbit, poll_until, source_task
 
 
 @pytest.fixture
@@ -30,9 +29,7 @@ def test_pending_ids_reads_without_consuming(source_driver: RabbitMQSourceDriver
     assert sorted(source_driver.pending_ids()) == [1, 2, 3, 4, 5]  # nothing consumed
     config = source_driver.example_config("t")
     with source_task(config) as task:
-        records: list = []
-        wait_until(lambda: records.extend(task.poll() or []) or len(records) >= 5, 20, 0.0, "5")
-        for record in records:
+        for record in poll_until(task, 5):
             if record.key in ("2", "4"):
                 task.commit_record(record, RecordMetadata("t", 0, 0))
     # the task's connection closed: what it did not acknowledge is pending again

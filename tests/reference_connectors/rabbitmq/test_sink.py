@@ -3,6 +3,7 @@ errors (a nack is retriable; unroutable messages and a missing exchange are fata
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Sequence
 
@@ -19,6 +20,7 @@ from cdk import (
     Struct,
 )
 from cdk.converters import JsonConverter
+from harness import FakeSinkTaskContext
 from reference_connectors.rabbitmq import RabbitMQSinkConnector, RabbitMQSinkTask
 from tests.reference_connectors.rabbitmq._support import Rabbit
 
@@ -46,24 +48,38 @@ def _records(ids: Sequence[int], topic: str = "orders") -> list[SinkRecord]:
     ]
 
 
-@pytest.fixture
-def sink(rabbit: Rabbit) -> Iterator[tuple[RabbitMQSinkTask, str, str]]:
-    """A started sink task publishing to a fresh exchange, and the queue bound to it."""
+def _bound_exchange(rabbit: Rabbit) -> tuple[str, str]:
+    """A fresh topic exchange and a fresh queue bound to it for every routing key."""
     exchange = rabbit.exchange()
     queue = rabbit.queue("out")
     rabbit.bind(queue, exchange)
+    return exchange, queue
+
+
+@contextlib.contextmanager
+def _sink_task(
+    rabbit: Rabbit, exchange: str, port: int | None = None, **props: str
+) -> Iterator[RabbitMQSinkTask]:
+    """A sink task started (with a worker's context) publishing to ``exchange``, then stopped.
+
+    ``port``: the broker's port to go through (a proxy's); ``props``: more config keys.
+    """
+    config = {**rabbit.config(port), "rabbitmq.exchange": exchange, **props}
     task = RabbitMQSinkTask()
-    task.start({**rabbit.config(), "rabbitmq.exchange": exchange})
+    task.initialize(FakeSinkTaskContext(configs=config))
+    task.start(config)
     try:
-        yield task, exchange, queue
+        yield task
     finally:
         task.stop()
 
 
-def _start(rabbit: Rabbit, **props: str) -> RabbitMQSinkTask:
-    task = RabbitMQSinkTask()
-    task.start({**rabbit.config(), **props})
-    return task
+@pytest.fixture
+def sink(rabbit: Rabbit) -> Iterator[tuple[RabbitMQSinkTask, str, str]]:
+    """A started sink task publishing to a fresh exchange, and the queue bound to it."""
+    exchange, queue = _bound_exchange(rabbit)
+    with _sink_task(rabbit, exchange) as task:
+        yield task, exchange, queue
 
 
 def test_put_returns_with_every_message_confirmed_in_the_queue(
@@ -93,35 +109,21 @@ def test_the_routing_key_is_the_topic_or_the_fixed_one(rabbit: Rabbit) -> None:
     fixed = rabbit.queue()
     rabbit.bind(by_topic, exchange, "orders")
     rabbit.bind(fixed, exchange, "all")
-    task = _start(rabbit, **{"rabbitmq.exchange": exchange})
-    try:
+    with _sink_task(rabbit, exchange) as task:
         task.put(_records([1]))
-    finally:
-        task.stop()
-    task = _start(rabbit, **{"rabbitmq.exchange": exchange, "rabbitmq.routing.key": "all"})
-    try:
+    with _sink_task(rabbit, exchange, **{"rabbitmq.routing.key": "all"}) as task:
         task.put(_records([2]))
-    finally:
-        task.stop()
     assert [p.message_id for p, _ in rabbit.drain(by_topic)] == ["1"]
     assert [p.message_id for p, _ in rabbit.drain(fixed)] == ["2"]
 
 
 def test_schemaless_and_bytes_formats(rabbit: Rabbit) -> None:
-    exchange = rabbit.exchange()
-    queue = rabbit.queue()
-    rabbit.bind(queue, exchange)
-    task = _start(
-        rabbit, **{"rabbitmq.exchange": exchange, "rabbitmq.value.format": "json.schemaless"}
-    )
-    try:
+    exchange, queue = _bound_exchange(rabbit)
+    with _sink_task(rabbit, exchange, **{"rabbitmq.value.format": "json.schemaless"}) as task:
         task.put(_records([7]))
-    finally:
-        task.stop()
     [(_, body)] = rabbit.drain(queue)
     assert json.loads(body) == {"id": 7, "item": "tea-7"}
-    task = _start(rabbit, **{"rabbitmq.exchange": exchange, "rabbitmq.value.format": "bytes"})
-    try:
+    with _sink_task(rabbit, exchange, **{"rabbitmq.value.format": "bytes"}) as task:
         raw = [
             SinkRecord("t", 0, None, None, None, v, i)
             for i, v in enumerate([b"\x00\xff", "caf\u00e9"])
@@ -130,54 +132,42 @@ def test_schemaless_and_bytes_formats(rabbit: Rabbit) -> None:
         assert [body for _, body in rabbit.drain(queue)] == [b"\x00\xff", "caf\u00e9".encode()]
         with pytest.raises(DataException, match="bytes or string"):
             task.put(_records([1]))
-    finally:
-        task.stop()
 
 
 def test_a_nack_is_retriable(rabbit: Rabbit) -> None:
     exchange = rabbit.exchange()
     full = rabbit.queue("full", **{"x-max-length": 3, "x-overflow": "reject-publish"})
     rabbit.bind(full, exchange)
-    task = _start(rabbit, **{"rabbitmq.exchange": exchange})
-    try:
+    with _sink_task(rabbit, exchange) as task:
         with pytest.raises(RetriableException, match=r"refused \(nack\) record orders-0@3"):
             task.put(_records(range(10)))
         assert rabbit.ready(full) == 3
         rabbit.drain(full)
         task.put(_records(range(3)))  # a fresh channel after the nack
         assert rabbit.ready(full) == 3
-    finally:
-        task.stop()
 
 
 def test_unroutable_messages_fail_the_task(rabbit: Rabbit) -> None:
     exchange = rabbit.exchange()  # nothing bound
-    task = _start(rabbit, **{"rabbitmq.exchange": exchange})
-    try:
-        with pytest.raises(
+    with (
+        _sink_task(rabbit, exchange) as task,
+        pytest.raises(
             ConnectException, match=r"unroutable: no queue is bound for routing key 'orders'"
-        ):
-            task.put(_records([1]))
-    finally:
-        task.stop()
+        ),
+    ):
+        task.put(_records([1]))
 
 
 def test_a_lost_connection_is_retriable_and_the_batch_goes_through_after(rabbit: Rabbit) -> None:
-    exchange = rabbit.exchange()
-    queue = rabbit.queue()
-    rabbit.bind(queue, exchange)
+    exchange, queue = _bound_exchange(rabbit)
     proxy = rabbit.proxy()
-    task = RabbitMQSinkTask()
-    task.start({**rabbit.config(port=proxy.port), "rabbitmq.exchange": exchange})
-    try:
+    with _sink_task(rabbit, exchange, proxy.port) as task:
         task.put(_records([1]))
         proxy.cut()
         with pytest.raises(RetriableException):
             task.put(_records([2]))
         proxy.restore()
         task.put(_records([2]))
-    finally:
-        task.stop()
     assert [p.message_id for p, _ in rabbit.drain(queue)] == ["1", "2"]
 
 
@@ -210,18 +200,12 @@ def test_validate_and_start(rabbit: Rabbit) -> None:
 
 
 def test_a_connection_the_broker_closed_while_idle_is_reopened_quietly(rabbit: Rabbit) -> None:
-    exchange = rabbit.exchange()
-    queue = rabbit.queue()
-    rabbit.bind(queue, exchange)
+    exchange, queue = _bound_exchange(rabbit)
     proxy = rabbit.proxy()
-    task = RabbitMQSinkTask()
-    task.start({**rabbit.config(port=proxy.port), "rabbitmq.exchange": exchange})
-    try:
+    with _sink_task(rabbit, exchange, proxy.port) as task:
         task.put(_records([1]))
         proxy.cut()  # the connection dies while the task is idle
         proxy.restore()
         task.put([])  # an idle put notices it
         task.put(_records([2]))  # and the next batch goes through without a retriable error
-    finally:
-        task.stop()
     assert [p.message_id for p, _ in rabbit.drain(queue)] == ["1", "2"]

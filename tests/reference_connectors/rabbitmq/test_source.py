@@ -3,7 +3,7 @@ otherwise, reconnecting after a cut connection, and clear errors."""
 
 from __future__ import annotations
 
-import contextlib
+import threading
 import time
 
 import pytest
@@ -12,35 +12,22 @@ from cdk import (
     ConfigException,
     ConnectException,
     DataException,
-    RecordMetadata,
     RetriableException,
-    SourceRecord,
 )
 from reference_connectors.rabbitmq import RabbitMQSourceConnector, RabbitMQSourceTask
 from tests._wait import wait_until
-from tests.reference_connectors.rabbitmq._support import Rabbit, source_task
-
-
-def _poll_until(task: RabbitMQSourceTask, count: int, timeout: float = 20.0) -> list[SourceRecord]:
-    records: list[SourceRecord] = []
-
-    def enough() -> bool:
-        with contextlib.suppress(RetriableException):
-            records.extend(task.poll() or [])
-        return len(records) >= count
-
-    wait_until(enough, timeout, 0.0, lambda: f"{count} records polled, have {len(records)}")
-    return records
+from tests.reference_connectors.rabbitmq._support import (
+    Rabbit,
+    commit_all,
+    poll_until,
+    source_task,
+)
 
 
 def _poll_while_none(task: RabbitMQSourceTask, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert not task.poll()
-
-
-def _meta(record: SourceRecord, offset: int = 0) -> RecordMetadata:
-    return RecordMetadata(record.topic, 0, offset)
 
 
 def _errors(props: dict[str, str]) -> dict[str, list[str]]:
@@ -51,8 +38,8 @@ def _errors(props: dict[str, str]) -> dict[str, list[str]]:
 def test_records_carry_the_message(rabbit: Rabbit) -> None:
     queue = rabbit.queue()
     rabbit.publish(queue, [1, 2, 3])
-    with source_task({**rabbit.config(), "rabbitmq.queue": queue, "kafka.topic": "t"}) as task:
-        records = _poll_until(task, 3)
+    with source_task(rabbit.source_config(queue)) as task:
+        records = poll_until(task, 3)
         assert [r.key for r in records] == ["1", "2", "3"]
         assert [r.value for r in records] == [b"record-1", b"record-2", b"record-3"]
         first = records[0]
@@ -73,76 +60,57 @@ def test_string_values_and_bodies_that_are_not_utf8(rabbit: Rabbit) -> None:
     queue = rabbit.queue()
     rabbit.publish(queue, [1], body="caf\u00e9 {}")
     rabbit.channel.basic_publish("", queue, b"\xff\xfe", mandatory=True)
-    props = {**rabbit.config(), "rabbitmq.queue": queue, "kafka.topic": "t"}
-    with source_task({**props, "rabbitmq.value.format": "string"}) as task:
-        [record] = _poll_until(task, 1)
+    with source_task({**rabbit.source_config(queue), "rabbitmq.value.format": "string"}) as task:
+        [record] = poll_until(task, 1)
         assert record.value == "caf\u00e9 1"
-        task.commit_record(record, _meta(record))
+        commit_all(task, [record])
         with pytest.raises(DataException, match=r"is not UTF-8 text"):
             wait_until(lambda: task.poll(), 10, 0.0, "the body that is not UTF-8")
-    wait_until(lambda: rabbit.ready(queue) == 1, 10, 0.05, "the bad message back in the queue")
+    rabbit.wait_ready(queue, 1, "the bad message back in the queue")
 
 
 def test_acknowledged_only_in_commit_record(rabbit: Rabbit) -> None:
     queue = rabbit.queue()
     rabbit.publish(queue, range(10))
-    props = {**rabbit.config(), "rabbitmq.queue": queue, "kafka.topic": "t"}
+    props = rabbit.source_config(queue)
     with source_task(props) as task:
-        records = _poll_until(task, 10)
+        records = poll_until(task, 10)
         assert rabbit.ready(queue) == 0  # delivered, unacknowledged
-        for offset, record in enumerate(records[:4]):
-            task.commit_record(record, _meta(record, offset))
+        commit_all(task, records[:4])
         task.commit_record(records[4], None)  # dropped by a transformation: acknowledged too
     # stop() closed the connection: the 5 messages without commit_record come back
-    wait_until(lambda: rabbit.ready(queue) == 5, 10, 0.05, "5 messages requeued")
+    rabbit.wait_ready(queue, 5, "the messages without commit_record requeued")
     with source_task(props) as task:
-        again = _poll_until(task, 5)
+        again = poll_until(task, 5)
         assert sorted(int(r.key) for r in again) == [5, 6, 7, 8, 9]
         assert all({h.key: h.value for h in r.headers}["rabbitmq.redelivered"] for r in again)
-        for record in again:
-            task.commit_record(record, _meta(record))
-    wait_until(lambda: rabbit.consumers(queue) == 0, 10, 0.05, "the task's consumer gone")
+        commit_all(task, again)
+    rabbit.wait_no_consumer(queue)
     assert rabbit.ready(queue) == 0
 
 
 def test_stop_requeues_what_poll_never_returned(rabbit: Rabbit) -> None:
     queue = rabbit.queue()
     rabbit.publish(queue, range(20))
-    props = {
-        **rabbit.config(),
-        "rabbitmq.queue": queue,
-        "kafka.topic": "t",
-        "rabbitmq.batch.size": "5",
-    }
-    with source_task(props) as task:
-        records = _poll_until(task, 5)
+    with source_task({**rabbit.source_config(queue), "rabbitmq.batch.size": "5"}) as task:
+        records = poll_until(task, 5)
         assert len(records) == 5  # 15 more delivered to the task's buffer (prefetch 1000)
-        for record in records:
-            task.commit_record(record, _meta(record))
-    wait_until(lambda: rabbit.ready(queue) == 15, 10, 0.05, "the 15 buffered messages requeued")
+        commit_all(task, records)
+    rabbit.wait_ready(queue, 15, "the buffered messages requeued")
 
 
 def test_a_stop_from_another_thread_winds_down_on_the_task_thread(rabbit: Rabbit) -> None:
-    import threading
-
     queue = rabbit.queue()
     rabbit.publish(queue, range(6))
-    props = {
-        **rabbit.config(),
-        "rabbitmq.queue": queue,
-        "kafka.topic": "t",
-        "rabbitmq.batch.size": "2",
-    }
-    with source_task(props) as task:
-        records = _poll_until(task, 2)
+    with source_task({**rabbit.source_config(queue), "rabbitmq.batch.size": "2"}) as task:
+        records = poll_until(task, 2)
         stopper = threading.Thread(target=task.stop)
         stopper.start()
         stopper.join(5)
         assert task.poll() is None  # winds down: the 4 buffered messages go back
-        wait_until(lambda: rabbit.ready(queue) == 4, 10, 0.05, "4 buffered messages requeued")
-        for record in records:  # the final flush's acknowledgements still go through
-            task.commit_record(record, _meta(record))
-        wait_until(lambda: rabbit.consumers(queue) == 0, 10, 0.05, "the connection closed")
+        rabbit.wait_ready(queue, 4, "the buffered messages requeued")
+        commit_all(task, records)  # the final flush's acknowledgements still go through
+        rabbit.wait_no_consumer(queue)  # and then the connection closes
     assert rabbit.ready(queue) == 4
 
 
@@ -150,34 +118,26 @@ def test_reconnects_after_a_cut_and_never_acks_a_tag_of_the_old_channel(rabbit: 
     queue = rabbit.queue()
     rabbit.publish(queue, range(5))
     proxy = rabbit.proxy()
-    props = {
-        **rabbit.config(port=proxy.port),
-        "rabbitmq.queue": queue,
-        "kafka.topic": "t",
-        "rabbitmq.retry.backoff.ms": "50",
-    }
+    props = {**rabbit.source_config(queue, proxy.port), "rabbitmq.retry.backoff.ms": "50"}
     with source_task(props) as task:
-        before = _poll_until(task, 5)
+        before = poll_until(task, 5)
         proxy.cut()
         with pytest.raises(RetriableException, match=r"reconnecting"):
             _poll_while_none(task)
         # the old channel is gone: its messages are redelivered, its records acknowledge nothing
-        for record in before:
-            task.commit_record(record, _meta(record))
-        wait_until(lambda: rabbit.ready(queue) == 5, 10, 0.05, "5 messages requeued")
+        commit_all(task, before)
+        rabbit.wait_ready(queue, 5, "the old channel's messages requeued")
         proxy.restore()
-        after = _poll_until(task, 5)
+        after = poll_until(task, 5)
         assert sorted(int(r.key) for r in after) == [0, 1, 2, 3, 4]
-        for record in after:
-            task.commit_record(record, _meta(record))
-    wait_until(lambda: rabbit.consumers(queue) == 0, 10, 0.05, "the task's consumer gone")
+        commit_all(task, after)
+    rabbit.wait_no_consumer(queue)
     assert rabbit.ready(queue) == 0
 
 
 def test_a_deleted_queue_fails_the_task_saying_so(rabbit: Rabbit) -> None:
     queue = rabbit.queue()
-    props = {**rabbit.config(), "rabbitmq.queue": queue, "kafka.topic": "t"}
-    with source_task(props) as task:
+    with source_task(rabbit.source_config(queue)) as task:
         assert task.poll() is None
         rabbit.channel.queue_delete(queue)
         with pytest.raises(ConnectException, match=rf"queue '{queue}' was deleted"):
@@ -185,7 +145,7 @@ def test_a_deleted_queue_fails_the_task_saying_so(rabbit: Rabbit) -> None:
 
 
 def test_a_missing_queue_fails_the_task(rabbit: Rabbit) -> None:
-    props = {**rabbit.config(), "rabbitmq.queue": "cdk_test_never_made", "kafka.topic": "t"}
+    props = rabbit.source_config("cdk_test_never_made")
     with source_task(props) as task, pytest.raises(ConnectException, match="does not exist"):
         task.poll()
 
@@ -219,7 +179,7 @@ def test_bad_config_is_refused_naming_the_key(props: dict[str, str], key: str) -
 
 def test_validate_reports_the_broker_and_the_queues(rabbit: Rabbit) -> None:
     queue = rabbit.queue()
-    good = {**rabbit.config(), "rabbitmq.queue": queue, "kafka.topic": "t"}
+    good = rabbit.source_config(queue)
     assert _errors(good) == {}
     missing = _errors({**good, "rabbitmq.queue": f"{queue},cdk_test_nope"})
     assert list(missing) == ["rabbitmq.queue"]
@@ -239,12 +199,7 @@ def test_validate_reports_the_broker_and_the_queues(rabbit: Rabbit) -> None:
 def test_an_unreachable_broker_is_retried_after_the_backoff(rabbit: Rabbit) -> None:
     proxy = rabbit.proxy()
     proxy.cut()
-    props = {
-        **rabbit.config(port=proxy.port),
-        "rabbitmq.queue": rabbit.queue(),
-        "kafka.topic": "t",
-        "rabbitmq.retry.backoff.ms": "400",
-    }
+    props = {**rabbit.source_config(rabbit.queue(), proxy.port), "rabbitmq.retry.backoff.ms": "400"}
     failures: list[str] = []
     with source_task(props) as task:
         deadline = time.monotonic() + 1.0
