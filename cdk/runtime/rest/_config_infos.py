@@ -61,7 +61,7 @@ def config_key_info(key: ConfigKey, prefix: str = "") -> dict[str, Any]:
         "type": key.type.name,
         "required": required,
         "default_value": None if required else convert_to_string(key.default_value, key.type),
-        "importance": key.importance.name,
+        "importance": None if key.importance is None else key.importance.name,
         "documentation": key.documentation,
         "group": key.group,
         "order": key.order_in_group,
