@@ -27,7 +27,9 @@ from cdk.config import AbstractConfig, ConfigDef, Importance, Password, Type
 from cdk.config.validators import CaseInsensitiveValidString, LambdaValidator, Range
 from cdk.converters import SimpleHeaderConverter
 from cdk.errors import ConfigException
+from cdk.runtime._key_notes import WORKER_KEY_NOTES, no_effect_message, unknown_key_message
 from cdk.runtime._ssl_config import (
+    CLIENT_SECURITY_PREFIXES,
     LISTENERS_HTTPS_PREFIX,
     add_security_configs,
     client_security_settings,
@@ -420,6 +422,16 @@ class WorkerConfig(AbstractConfig):
 
     #: The keys this kind of worker accepts (:class:`DistributedConfig` adds its own).
     CONFIG_DEF: ClassVar[ConfigDef] = WORKER_CONFIG_DEF
+    #: The mode named in messages about keys that have no effect in it.
+    MODE: ClassVar[str] = "standalone"
+    #: Prefixes of keys handed on to clients or plugins, never reported as unknown.
+    PASS_THROUGH_PREFIXES: ClassVar[tuple[str, ...]] = (
+        "producer.",
+        "consumer.",
+        "admin.",
+        "config.providers.",
+        *CLIENT_SECURITY_PREFIXES,
+    )
 
     def __init__(self, props: Mapping[str, Any], *, plugins: Any = None) -> None:
         props = dict(props)
@@ -430,6 +442,7 @@ class WorkerConfig(AbstractConfig):
                 )
         if plugins is not None:
             _resolve_classes(props, plugins)
+        self._check_keys(props)
         super().__init__(type(self).CONFIG_DEF, props)
         for key in (
             TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
@@ -443,6 +456,40 @@ class WorkerConfig(AbstractConfig):
                 "and importable class paths",
                 PLUGIN_PATH_CONFIG,
             )
+
+    @classmethod
+    def known_keys(cls) -> set[str]:
+        """Every key this worker knows by name (prefixed client keys aside)."""
+        names = set(cls.CONFIG_DEF.names())
+        names |= {k for k, note in WORKER_KEY_NOTES.items() if cls.MODE in note.modes}
+        ssl_keys = {n for n in cls.CONFIG_DEF.names() if n.startswith("ssl.")}
+        return names | {LISTENERS_HTTPS_PREFIX + k for k in ssl_keys}
+
+    def _check_keys(self, props: Mapping[str, Any]) -> None:
+        """Warn about (or refuse) keys without effect here, and warn about unknown keys.
+
+        Raises:
+            ConfigException: a key that cdk refuses (ignoring it would be unsafe) is set.
+        """
+        mode = type(self).MODE
+        known = type(self).known_keys()
+        for key in sorted(props):
+            bare = (
+                key[len(LISTENERS_HTTPS_PREFIX) :]
+                if key.startswith(LISTENERS_HTTPS_PREFIX)
+                else key
+            )
+            note = WORKER_KEY_NOTES.get(bare)
+            if note is not None and mode in note.modes:
+                message = no_effect_message(key, note, mode)
+                if note.refused:
+                    raise ConfigException(message)
+                log.warning(message)
+            elif key not in known and (
+                key.startswith(LISTENERS_HTTPS_PREFIX)
+                or not key.startswith(type(self).PASS_THROUGH_PREFIXES)
+            ):
+                log.warning(unknown_key_message(key, known))
 
     # ------------------------------------------------------------------ simple accessors
     @property

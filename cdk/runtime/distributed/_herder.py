@@ -152,6 +152,7 @@ class DistributedHerder(Leadership, AbstractHerder):
                 self._call(self._resign)
             except ConnectException:
                 self._stand_down()
+        self._reloads.close()
         with self._lock:
             self._stopping = True
             self._ready.clear()
@@ -324,6 +325,7 @@ class DistributedHerder(Leadership, AbstractHerder):
                     table.pop(name, None)
                 self._generations.pop(name, None)
                 self._coordinator.forget(name)
+                self._reloads.cancel(name)
             self._status.remove_connector(name)
             log.info("Deleted connector %s", name)
             self._rebalance()
