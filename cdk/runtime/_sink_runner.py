@@ -233,7 +233,13 @@ class WorkerSinkTask(WorkerTask):
         raw = self._raw
         if raw is None:
             return None
-        msg = raw.get((record.topic, record.kafka_partition or 0, record.kafka_offset))
+        msg = raw.get(
+            (
+                record.original_topic,
+                record.original_kafka_partition or 0,
+                record.original_kafka_offset,
+            )
+        )
         return None if msg is None else ConsumedRecord.from_message(msg)
 
     # -- SinkTaskOwner (for the context) ---------------------------------------------------------
@@ -475,6 +481,9 @@ class WorkerSinkTask(WorkerTask):
                 record.timestamp = ts if ts_type and ts >= 0 else None
                 record.timestamp_type = ts_types[ts_type]
                 record.headers = headers
+                record.original_topic = topic  # KIP-793, before the transformations
+                record.original_kafka_partition = partition
+                record.original_kafka_offset = offset
                 if chain is not None:
                     record = chain.apply(record)
             except Exception:  # noqa: BLE001 - retried under the error operator
@@ -603,6 +612,10 @@ class WorkerSinkTask(WorkerTask):
             ts if ts_type and ts >= 0 else None,
             _TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP_TYPE),
             headers,
+            # KIP-793: where the consumer read it, whatever the transformations make of it
+            original_topic=topic,
+            original_kafka_partition=partition,
+            original_kafka_offset=offset,
         )
         return self._transform_tolerant(record, context)  # type: ignore[no-any-return]
 
