@@ -457,3 +457,42 @@ def test_replays_the_recorded_kafka_exchanges_in_distributed_mode(
     assert worker.rest_url is not None
     with httpx.Client(base_url=worker.rest_url, timeout=30) as client:
         replay(client, tmp_path)
+
+
+def test_a_sink_created_with_its_source_gets_the_new_topic_s_records_within_seconds(
+    driver: Driver, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Source and sink created together on a topic the source is about to create.
+
+    The sink's task starts on its worker before the source's has created the topic: its
+    consumer finds the topic missing, and librdkafka looked again only at its next metadata
+    refresh (five minutes). The records must arrive within seconds.
+    """
+    worker = driver(workers=2)
+    herder = worker.herder
+    topic = f"new-{tmp_path.name[-20:]}".replace("_", "-")
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    lines = [f"line {i}" for i in range(20)]
+    source_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="cdk.runtime.sink"):
+        herder.create_connector(
+            "sink", {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic}
+        )
+        # its consumer found the topic missing (a slow source makes it so)
+        wait_until(
+            lambda: f"Subscribed topic not available: {topic}" in caplog.text,
+            30,
+            message=lambda: "the sink's consumer to find the topic missing; log:\n" + caplog.text,
+        )
+    herder.create_connector(
+        "src", {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
+    )
+
+    def written() -> list[str]:
+        return sink_file.read_text(encoding="utf-8").splitlines() if sink_file.exists() else []
+
+    wait_until(
+        lambda: written() == lines,
+        20,
+        message=lambda: f"{len(lines)} lines in {sink_file}; written: {written()[-3:]}",
+    )
