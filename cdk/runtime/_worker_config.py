@@ -70,6 +70,11 @@ REST_ADVERTISED_LISTENER_CONFIG = "rest.advertised.listener"
 REST_BASIC_AUTH_USER_CONFIG = "rest.basic.auth.user"
 REST_BASIC_AUTH_PASSWORD_CONFIG = "rest.basic.auth.password"
 PLUGIN_PATH_CONFIG = "plugin.path"
+ADMIN_LISTENERS_CONFIG = "admin.listeners"
+ADMIN_LISTENERS_HTTPS_PREFIX = "admin.listeners.https."
+ACCESS_CONTROL_ALLOW_ORIGIN_CONFIG = "access.control.allow.origin"
+ACCESS_CONTROL_ALLOW_METHODS_CONFIG = "access.control.allow.methods"
+RESPONSE_HTTP_HEADERS_CONFIG = "response.http.headers.config"
 CONFIG_PROVIDERS_CONFIG = "config.providers"
 CONNECTOR_CLIENT_POLICY_CLASS_CONFIG = "connector.client.config.override.policy"
 TOPIC_CREATION_ENABLE_CONFIG = "topic.creation.enable"
@@ -115,6 +120,12 @@ def _policy_name(value: str) -> str:
     return _POLICY_CLASSES.get(text, text)
 
 
+def _check_response_headers(name: str, value: Any) -> None:
+    from cdk.runtime._http_headers import parse_header_rules
+
+    parse_header_rules(name, "" if value is None else str(value))
+
+
 def _check_policy(name: str, value: Any) -> None:
     if value is None or _policy_name(str(value)) not in OVERRIDE_POLICIES:
         raise ConfigException(
@@ -136,7 +147,7 @@ class Listener(NamedTuple):
         return f"{self.scheme}://{host}:{self.port}"
 
 
-def _parse_listener(text: str) -> Listener:
+def _parse_listener(text: str, key: str = LISTENERS_CONFIG) -> Listener:
     try:
         parts = urlsplit(text.strip())
         scheme, port = parts.scheme.lower(), parts.port
@@ -144,7 +155,7 @@ def _parse_listener(text: str) -> Listener:
         scheme, port = "", None
     if scheme not in ("http", "https") or parts.path not in ("", "/"):
         raise ConfigException(
-            LISTENERS_CONFIG,
+            key,
             text,
             "Expected URIs such as http://127.0.0.1:8083 or https://0.0.0.0:8443 (HTTP or HTTPS)",
         )
@@ -161,6 +172,12 @@ def _check_listeners(name: str, value: Any) -> None:
         if parsed.port and where in seen:
             raise ConfigException(name, value, f"two listeners on {parsed.host}:{parsed.port}")
         seen.add(where)
+
+
+def _check_admin_listeners(name: str, value: Any) -> None:
+    for listener in value or ():
+        if str(listener).strip():
+            _parse_listener(str(listener), name)
 
 
 def _check_advertised_listener(name: str, value: Any) -> None:
@@ -294,6 +311,50 @@ WORKER_CONFIG_DEF: ConfigDef = (
         None,
         Importance.MEDIUM,
         "The password of rest.basic.auth.user.",
+    )
+    .define(
+        ADMIN_LISTENERS_CONFIG,
+        Type.LIST,
+        None,
+        LambdaValidator.of(_check_admin_listeners, "List of comma-separated URIs, or empty"),
+        Importance.LOW,
+        "List of comma-separated URIs the Admin REST API will listen on. The supported protocols "
+        "are HTTP and HTTPS. An empty or blank string will disable this feature. The default "
+        "behavior is to use the regular listener (specified by the 'listeners' property).",
+    )
+    .define(
+        ACCESS_CONTROL_ALLOW_ORIGIN_CONFIG,
+        Type.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "Value to set the Access-Control-Allow-Origin header to for REST API requests.To enable "
+        "cross origin access, set this to the domain of the application that should be permitted "
+        "to access the API, or '*' to allow access from any domain. The default value only "
+        "allows access from the domain of the REST API.",
+    )
+    .define(
+        ACCESS_CONTROL_ALLOW_METHODS_CONFIG,
+        Type.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "Sets the methods supported for cross origin requests by setting the "
+        "Access-Control-Allow-Methods header. The default value of the "
+        "Access-Control-Allow-Methods header allows cross origin requests for GET, POST and HEAD.",
+    )
+    .define(
+        RESPONSE_HTTP_HEADERS_CONFIG,
+        Type.STRING,
+        "",
+        LambdaValidator.of(
+            lambda name, value: _check_response_headers(name, value),
+            "Comma-separated header rules, where each header rule is of the form "
+            "'[action] [header name]:[header value]' and optionally surrounded by double quotes "
+            "if any part of a header rule contains a comma",
+        ),
+        Importance.LOW,
+        "Rules for REST API HTTP response headers",
     )
     .define(
         PLUGIN_PATH_CONFIG,
@@ -552,6 +613,37 @@ class WorkerConfig(AbstractConfig):
         """The REST listeners, in the order given (port 0: pick a free one)."""
         listeners = self.get_list(LISTENERS_CONFIG) or [DEFAULT_LISTENER]
         return [_parse_listener(str(listener)) for listener in listeners]
+
+    def admin_listeners(self) -> list[Listener] | None:
+        """``admin.listeners``: ``None`` when unset, else the listeners that alone serve it.
+
+        Unset, the admin endpoints are served on ``listeners``; an empty list disables them.
+        """
+        value = self.get(ADMIN_LISTENERS_CONFIG)
+        if value is None:
+            return None
+        return [_parse_listener(str(x), ADMIN_LISTENERS_CONFIG) for x in value if str(x).strip()]
+
+    def admin_ssl_settings(self) -> tuple[dict[str, Any], str]:
+        """The admin HTTPS listeners' TLS settings and their prefix.
+
+        Kafka's rule: the ``admin.listeners.https.`` keys when any is given, else the REST
+        listeners' ones.
+        """
+        originals = self.originals()
+        if any(k.startswith(ADMIN_LISTENERS_HTTPS_PREFIX) for k in originals):
+            return (
+                rest_ssl_settings(originals, self.values(), ADMIN_LISTENERS_HTTPS_PREFIX),
+                ADMIN_LISTENERS_HTTPS_PREFIX,
+            )
+        return self.rest_ssl_settings()
+
+    def cors(self) -> tuple[str, str]:
+        """``(access.control.allow.origin, access.control.allow.methods)``, stripped."""
+        return (
+            str(self.get(ACCESS_CONTROL_ALLOW_ORIGIN_CONFIG) or "").strip(),
+            str(self.get(ACCESS_CONTROL_ALLOW_METHODS_CONFIG) or "").strip(),
+        )
 
     def listener(self) -> tuple[str, str, int]:
         """The first REST listener as ``(scheme, host, port)`` (port 0: pick a free one)."""
