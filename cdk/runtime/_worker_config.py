@@ -362,9 +362,12 @@ WORKER_CONFIG_DEF: ConfigDef = (
         None,
         None,
         Importance.LOW,
-        "Accepted for compatibility with Kafka worker files and ignored: plugins are the classes "
-        "registered in the 'cdk.plugins' entry point group of installed distributions, and any "
-        "importable class path.",
+        "List of paths separated by commas (,) that contain plugins (connectors, converters, "
+        "transformations). Each is a directory of connector distributions: wheels (*.whl, "
+        "unpacked into a cache folder) or installed trees (folders with *.dist-info, as `pip "
+        "install --target DIR` makes); their 'cdk.plugins' entry points are registered as "
+        "those of installed distributions. All plugins share the worker's Python environment "
+        "(no class-loader isolation); their declared requirements are checked at start.",
     )
     .define(
         CONFIG_PROVIDERS_CONFIG,
@@ -511,12 +514,6 @@ class WorkerConfig(AbstractConfig):
             OFFSET_COMMIT_TIMEOUT_MS_CONFIG,
         ):
             _NON_NEGATIVE.ensure_valid(key, self.get_long(key))
-        if self.get(PLUGIN_PATH_CONFIG):
-            log.warning(
-                "%s is ignored: plugins are found through the 'cdk.plugins' entry point group "
-                "and importable class paths",
-                PLUGIN_PATH_CONFIG,
-            )
 
     @classmethod
     def known_keys(cls) -> set[str]:
