@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -470,7 +471,7 @@ def test_a_sink_created_with_its_source_gets_the_new_topic_s_records_within_seco
     """
     worker = driver(workers=2)
     herder = worker.herder
-    topic = f"new-{tmp_path.name[-20:]}".replace("_", "-")
+    topic = f"new-{uuid.uuid4().hex[:10]}"
     source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
     lines = [f"line {i}" for i in range(20)]
     source_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
