@@ -247,10 +247,12 @@ def check_requirements(distributions: Iterable[PluginDistribution]) -> None:
             and _normal(r.name) == _normal(requirement.name)
             and r.specifier.contains(Version(installed), prereleases=True)
         ]
-        holder = ""
-        if others:
-            needed = _requirement_of(others[0], requirement.name)
-            holder = f"; {others[0]} ({others[0].location}) requires {needed}"
+        # the plugins first, the kit last: the line names the plugin that wins the version
+        others.sort(key=lambda other: _normal(other.name) == _normal(_KIT))
+        holder = "".join(
+            f"; {other} ({other.location}) requires {_requirement_of(other, requirement.name)}"
+            for other in dict.fromkeys(others)
+        )
         raise ConfigException(
             f"Plugin conflict: {dist} ({dist.location}) requires {requirement} but "
             f"{requirement.name} {installed} is installed{holder}. Plugins share the worker's "
