@@ -172,9 +172,23 @@ class SourceRecord(ConnectRecord):
 
 
 class SinkRecord(ConnectRecord):
-    """A record delivered to a sink task, with its Kafka coordinates."""
+    """A record delivered to a sink task, with its Kafka coordinates.
 
-    __slots__ = ("kafka_offset", "timestamp_type")
+    ``original_topic``, ``original_kafka_partition`` and ``original_kafka_offset`` (Kafka's
+    KIP-793) are where the consumer read the record: the runtime sets them before the
+    transformations, which may change ``topic`` and ``kafka_partition`` (``RegexRouter``,
+    ``TimestampRouter``), and :meth:`new_record` keeps them. A sink that stores its Kafka
+    offsets in the external system keys them by these. They default to the record's own
+    coordinates.
+    """
+
+    __slots__ = (
+        "kafka_offset",
+        "original_kafka_offset",
+        "original_kafka_partition",
+        "original_topic",
+        "timestamp_type",
+    )
 
     def __init__(
         self,
@@ -188,12 +202,30 @@ class SinkRecord(ConnectRecord):
         timestamp: int | None = None,
         timestamp_type: TimestampType = TimestampType.NO_TIMESTAMP_TYPE,
         headers: Headers | Iterable[Header] | None = None,
+        *,
+        original_topic: str | None = None,
+        original_kafka_partition: int | None = None,
+        original_kafka_offset: int | None = None,
     ) -> None:
         super().__init__(
             topic, kafka_partition, key_schema, key, value_schema, value, timestamp, headers
         )
         self.kafka_offset = kafka_offset
         self.timestamp_type = timestamp_type
+        self.original_topic = topic if original_topic is None else original_topic
+        self.original_kafka_partition = (
+            kafka_partition if original_kafka_partition is None else original_kafka_partition
+        )
+        self.original_kafka_offset = (
+            kafka_offset if original_kafka_offset is None else original_kafka_offset
+        )
 
     def _fields(self) -> tuple[str, ...]:
-        return (*super()._fields(), "kafka_offset", "timestamp_type")
+        return (
+            *super()._fields(),
+            "kafka_offset",
+            "timestamp_type",
+            "original_topic",
+            "original_kafka_partition",
+            "original_kafka_offset",
+        )

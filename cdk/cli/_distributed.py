@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cdk.cli._standalone import configure_logging, wait_for_stop_signal
+from cdk.cli._standalone import configure_logging, log_format_option, wait_for_stop_signal
 from cdk.errors import ConnectException
 
 __all__ = ["distributed"]
@@ -24,7 +24,8 @@ log = logging.getLogger("cdk.cli.distributed")
     show_default=True,
     help="Logging level.",
 )
-def distributed(worker_properties: Path, log_level: str) -> None:
+@log_format_option
+def distributed(worker_properties: Path, log_level: str, log_format: str) -> None:
     """Run a distributed-mode driver: the REST API here, the connectors' tasks on Spark.
 
     WORKER_PROPERTIES is a Kafka Connect distributed worker file (bootstrap.servers, group.id,
@@ -37,9 +38,12 @@ def distributed(worker_properties: Path, log_level: str) -> None:
     from cdk.config import load_properties
     from cdk.spark import distributed_worker
 
-    configure_logging(log_level)
+    configure_logging(log_level, log_format)
     try:
-        worker = distributed_worker(load_properties(worker_properties))
+        props = load_properties(worker_properties)
+        # the executors' Python workers log in the same format (local mode: inherited)
+        props.setdefault("spark.executorEnv.CDK_LOG_FORMAT", log_format.lower())
+        worker = distributed_worker(props)
     except ConnectException as exc:
         raise click.ClickException(str(exc)) from exc
 

@@ -41,17 +41,49 @@ _KINDS = (
     multiple=True,
     help="Only plugins of this type (repeatable).",
 )
-def plugins(kinds: tuple[str, ...]) -> None:
+@click.option(
+    "--plugin-path",
+    "plugin_path",
+    help="Also list the plugins of these directories (comma-separated, as plugin.path).",
+)
+@click.option(
+    "--worker-config",
+    "worker_config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Take plugin.path from this worker properties file.",
+)
+def plugins(kinds: tuple[str, ...], plugin_path: str | None, worker_config: Path | None) -> None:
     """List the plugins the worker can load: connectors, converters, SMTs, predicates, providers.
 
     Connectors come from the ``cdk.plugins`` entry points of installed distributions; the rest
     ship with the kit. Each row gives the type, the name to use in configs (Kafka's class name
     where there is one), the version and the other names that load the same plugin in a config:
     entry point names, Kafka's aliases (the simple class name and that name without the suffix
-    of its kind, as ``JsonConverter`` and ``Json``) and the Python class.
+    of its kind, as ``JsonConverter`` and ``Json``) and the Python class. FROM says where each
+    comes from: ``built-in``, the installed distribution (``name==version``), or
+    ``name==version@plugin.path:<dir>``. The plugins' declared requirements are checked as a
+    worker checks them at start.
     """
-    from cdk.runtime.isolation._plugins import Plugins
+    from cdk.runtime.isolation._plugin_path import (
+        check_requirements,
+        install_plugin_path,
+        plugin_distributions,
+    )
+    from cdk.runtime.isolation._plugins import ENTRY_POINT_GROUP, Plugins
 
+    paths = [plugin_path] if plugin_path else []
+    if worker_config is not None:
+        from cdk.config import load_properties
+
+        configured = load_properties(worker_config).get("plugin.path")
+        if configured:
+            paths.append(configured)
+    try:
+        for value in paths:
+            install_plugin_path(value)
+        check_requirements(plugin_distributions(ENTRY_POINT_GROUP))
+    except ConfigException as exc:
+        raise click.ClickException(str(exc)) from exc
     registry = Plugins()
     kafka_names = {
         target.replace(":", "."): alias
@@ -66,16 +98,16 @@ def plugins(kinds: tuple[str, ...]) -> None:
         others = [a for a in registry.aliases(desc.class_name) if a != name]
         if desc.class_name != name:
             others.append(desc.class_name)
-        rows.append((desc.type.value, name, desc.version, ", ".join(others)))
+        rows.append((desc.type.value, name, desc.version, desc.source, ", ".join(others)))
     if not rows:
         click.echo("no plugins found")
         return
     rows.sort(key=lambda row: (_KINDS.index(row[0]) if row[0] in _KINDS else 99, row[1]))
-    header = ("TYPE", "NAME", "VERSION", "ALIASES")
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
+    header = ("TYPE", "NAME", "VERSION", "FROM", "ALIASES")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
     for row in [header, *rows]:
-        line = "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
-        click.echo(f"{line}  {row[3]}".rstrip())
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
+        click.echo(f"{line}  {row[4]}".rstrip())
 
 
 @click.command()

@@ -16,7 +16,13 @@ import click
 
 from cdk.errors import ConnectException
 
-__all__ = ["configure_logging", "read_connector_file", "standalone", "wait_for_stop_signal"]
+__all__ = [
+    "configure_logging",
+    "log_format_option",
+    "read_connector_file",
+    "standalone",
+    "wait_for_stop_signal",
+]
 
 log = logging.getLogger("cdk.cli.standalone")
 
@@ -64,12 +70,22 @@ def read_connector_file(path: Path) -> tuple[str, dict[str, str]]:
     return str(name).strip(), config
 
 
-def configure_logging(level: str) -> None:
-    """Log to stderr at ``level`` in the format of the ``cdk`` worker commands."""
-    logging.basicConfig(
-        level=getattr(logging, level.upper()),
-        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
-    )
+def configure_logging(level: str, log_format: str = "text") -> None:
+    """Log to stderr at ``level`` in ``log_format`` (``text``/``json``), with connector contexts."""
+    from cdk.runtime._log_context import configure_logging as configure
+
+    configure(level, log_format)
+
+
+#: ``--log-format`` of the worker commands.
+log_format_option = click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"], case_sensitive=False),
+    default="text",
+    show_default=True,
+    help="text: [time] LEVEL logger: [connector|task-N] message; json: one object a line with "
+    "time, level, logger, connector, task, message and exception.",
+)
 
 
 @contextlib.contextmanager
@@ -118,8 +134,9 @@ def _failure(status: dict[str, Any]) -> str | None:
     show_default=True,
     help="Logging level.",
 )
+@log_format_option
 def standalone(
-    worker_properties: Path, connector_configs: tuple[Path, ...], log_level: str
+    worker_properties: Path, connector_configs: tuple[Path, ...], log_level: str, log_format: str
 ) -> None:
     """Run a standalone worker with the connectors of CONNECTOR_CONFIGS.
 
@@ -132,7 +149,7 @@ def standalone(
     from cdk.errors import ConfigException
     from cdk.runtime.standalone._worker import EmbeddedWorker
 
-    configure_logging(log_level)
+    configure_logging(log_level, log_format)
     try:
         worker_props = load_properties(worker_properties)
         connectors = [read_connector_file(path) for path in connector_configs]

@@ -60,7 +60,8 @@ class ConfigKey:
         type: its :class:`Type`.
         default_value: the parsed default, or :data:`NO_DEFAULT` for a required key.
         validator: checks parsed values, or ``None``.
-        importance: its :class:`Importance`.
+        importance: its :class:`Importance`, or ``None`` (Kafka accepts a key without one, as in
+            its ``testNullDefault``; docs then show an empty importance and sort it last).
         documentation: its description (may be ``None``).
         group: the group it belongs to, or ``None``.
         order_in_group: its position within the group (``-1`` when unordered).
@@ -95,7 +96,7 @@ class ConfigKey:
         type: Type,
         default_value: Any = NO_DEFAULT,
         validator: Validator | None = None,
-        importance: Importance = Importance.MEDIUM,
+        importance: Importance | None = Importance.MEDIUM,
         documentation: str | None = None,
         group: str | None = None,
         order_in_group: int = -1,
@@ -110,7 +111,7 @@ class ConfigKey:
             raise ConfigException(f"Configuration name must be a string, not {name!r}.")
         if not isinstance(type, Type):
             raise ConfigException(name, type, "Expected a cdk.config.Type")
-        if not isinstance(importance, Importance):
+        if importance is not None and not isinstance(importance, Importance):
             raise ConfigException(name, importance, "Expected a cdk.config.Importance")
         if validator is not None and not callable(getattr(validator, "ensure_valid", None)):
             raise ConfigException(name, validator, "Expected a validator with ensure_valid()")
@@ -238,8 +239,6 @@ class ConfigDef:
         else:
             if type is None:
                 raise ConfigException(f"Configuration {name} needs a type.")
-            if importance is None:
-                raise ConfigException(f"Configuration {name} needs an importance.")
             if name in self._keys:
                 raise ConfigException(f"Configuration {name} is defined twice.")
             key = ConfigKey(
@@ -378,7 +377,7 @@ class ConfigDef:
                 group_ord.get(key.group, 0) if key.group is not None else 0,
                 key.order_in_group,
                 1 if key.has_default() else 0,
-                key.importance.value,
+                len(Importance) if key.importance is None else key.importance.value,
                 key.name,
             )
 

@@ -112,7 +112,7 @@ def config_value(key: ConfigKey, header: str) -> str:
     if header == "Valid Values":
         return str(key.validator) if key.validator is not None else ""
     if header == "Importance":
-        return key.importance.name.lower()
+        return "" if key.importance is None else key.importance.name.lower()
     raise ValueError(f"Can't find value for header '{header}' in {key.name}")
 
 
@@ -255,7 +255,7 @@ def to_markdown(definition: ConfigDef) -> str:
             key.type.name.lower(),
             default_cell,
             _md(config_value(key, "Valid Values")),
-            key.importance.name.lower(),
+            "" if key.importance is None else key.importance.name.lower(),
         ]
         out.append("| " + " | ".join(cells) + " |\n")
     return "".join(out)

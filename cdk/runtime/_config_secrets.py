@@ -31,6 +31,7 @@ __all__ = [
     "SECRET_CLIENT_KEY",
     "mask",
     "resolve_variables",
+    "resolve_variables_with_ttls",
     "restore_variables",
     "secret_keys",
 ]
@@ -49,18 +50,25 @@ def resolve_variables(worker_props: Mapping[str, Any], config: Mapping[str, str]
         worker_props: the worker configuration (its ``config.providers`` settings).
         config: the connector or task configuration.
     """
+    return resolve_variables_with_ttls(worker_props, config)[0]
+
+
+def resolve_variables_with_ttls(
+    worker_props: Mapping[str, Any], config: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, int]]:
+    """Like :func:`resolve_variables`, with the TTL (ms) of each provider path that had one."""
     if not any(isinstance(v, str) and "${" in v for v in config.values()):
-        return dict(config)
+        return dict(config), {}
     providers = instantiate_providers(worker_props)
     if not providers:
-        return dict(config)
+        return dict(config), {}
     try:
-        data = ConfigTransformer(providers).transform(config).data
+        result = ConfigTransformer(providers).transform(config)
     finally:
         for provider in providers.values():
             with contextlib.suppress(Exception):
                 provider.close()
-    return {k: str(v) for k, v in data.items()}
+    return {k: str(v) for k, v in result.data.items()}, dict(result.ttls)
 
 
 def restore_variables(

@@ -21,18 +21,25 @@ from typing import TYPE_CHECKING, Any
 
 from cdk.api import SinkConnector, SourceConnector
 from cdk.errors import ConnectException, NotFoundException
-from cdk.runtime._config_secrets import mask, resolve_variables, restore_variables
+from cdk.runtime._config_reload import ConfigReloads
+from cdk.runtime._config_secrets import (
+    mask,
+    resolve_variables,
+    resolve_variables_with_ttls,
+    restore_variables,
+)
 from cdk.runtime._connector_config_def import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
 from cdk.runtime._herder_offsets import HerderOffsets
+from cdk.runtime._key_notes import unknown_key_message
 from cdk.runtime._loggers import Loggers
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime._worker_config import WorkerConfig
 from cdk.runtime.errors._context import stack_trace
 from cdk.runtime.isolation._plugins import Plugins
 from cdk.runtime.rest._config_infos import (
-    UNKNOWN_KEY_MESSAGE,
     config_infos,
     connector_plugins,
+    known_keys,
     plugin_config_infos,
     unknown_keys,
 )
@@ -112,6 +119,8 @@ class AbstractHerder(HerderOffsets):
         self._secret_keys: dict[str, frozenset[str]] = {}
         self._ready = threading.Event()
         self._loggers = Loggers()
+        #: restarts scheduled by config.action.reload when a provider's values expire
+        self._reloads = ConfigReloads(self.restart_connector)
         #: the herder's own thread: lifecycle operations run there one after another
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._stopping = False
@@ -190,11 +199,12 @@ class AbstractHerder(HerderOffsets):
             done.set_result(None)
             return done
         try:
-            props = self._resolve(self._configs[name])
+            props, ttls = resolve_variables_with_ttls(self._config.originals(), self._configs[name])
         except ConnectException as exc:
             self._fail_connector(name, exc)
             done.set_result(None)
             return done
+        self._reloads.schedule(name, self._configs[name], ttls)
         started = self._worker.start_connector(name, props, self, target, wait=False)
         self._starts[name] = started
 
@@ -380,8 +390,9 @@ class AbstractHerder(HerderOffsets):
                 + "You can also find the above list of errors at the endpoint "
                 "`/connector-plugins/{connectorType}/config/validate`"
             )
+        known = known_keys(infos)
         for key in unknown_keys(infos, config):
-            config_log.warning(UNKNOWN_KEY_MESSAGE, name, key)
+            config_log.warning("[%s|worker] %s", name, unknown_key_message(key, known))
         return config, target
 
     def _generate_task_configs(self, name: str) -> list[dict[str, str]] | None:

@@ -67,6 +67,11 @@ _EARLIEST = frozenset({"earliest", "smallest", "beginning"})
 _POLL_SLICE_S = 0.1  # how often a waiting poll checks for stop / state changes
 #: How often a ``topics.regex`` subscription looks for topics created or deleted since.
 TOPICS_REFRESH_S = 3.0
+#: How often a subscription to a topic that does not exist yet looks for it. librdkafka only
+#: looks again at its next metadata refresh (``topic.metadata.refresh.interval.ms``, five
+#: minutes), where Kafka's Java consumer keeps asking: without this, a sink created before its
+#: topic idles for minutes.
+MISSING_TOPIC_CHECK_S = 1.0
 #: How long a stopping sink task whose consumer is still joining its group waits for the join.
 JOIN_BEFORE_LEAVE_S = 30.0
 _TOPICS_LIST_TIMEOUT_S = 2.0
@@ -186,6 +191,8 @@ class WorkerSinkTask(WorkerTask):
         self._topics_pattern: re.Pattern[str] | None = None
         self._subscribed: list[str] = []
         self._next_topics_refresh = 0.0
+        #: when to look again for subscribed topics the broker said do not exist (None: all do)
+        self._next_missing_check: float | None = None
         # offset commits for the metrics: the latest sequence number, when it started, and
         # the asynchronous commits waiting for their on_commit (sequence number, start)
         self._commit_seq = 0
@@ -233,7 +240,13 @@ class WorkerSinkTask(WorkerTask):
         raw = self._raw
         if raw is None:
             return None
-        msg = raw.get((record.topic, record.kafka_partition or 0, record.kafka_offset))
+        msg = raw.get(
+            (
+                record.original_topic,
+                record.original_kafka_partition or 0,
+                record.original_kafka_offset,
+            )
+        )
         return None if msg is None else ConsumedRecord.from_message(msg)
 
     # -- SinkTaskOwner (for the context) ---------------------------------------------------------
@@ -382,6 +395,11 @@ class WorkerSinkTask(WorkerTask):
                 if now >= self._next_topics_refresh:
                     self._refresh_topics()
                 timeout_s = min(timeout_s, max(self._next_topics_refresh - now, 0.0))
+            elif self._next_missing_check is not None:
+                if now >= self._next_missing_check:
+                    self._check_missing_topics()
+                if self._next_missing_check is not None:
+                    timeout_s = min(timeout_s, max(self._next_missing_check - now, 0.0))
             self._rewind()
             if self._sync_pauses:
                 self._apply_task_pauses()
@@ -475,6 +493,9 @@ class WorkerSinkTask(WorkerTask):
                 record.timestamp = ts if ts_type and ts >= 0 else None
                 record.timestamp_type = ts_types[ts_type]
                 record.headers = headers
+                record.original_topic = topic  # KIP-793, before the transformations
+                record.original_kafka_partition = partition
+                record.original_kafka_offset = offset
                 if chain is not None:
                     record = chain.apply(record)
             except Exception:  # noqa: BLE001 - retried under the error operator
@@ -603,6 +624,10 @@ class WorkerSinkTask(WorkerTask):
             ts if ts_type and ts >= 0 else None,
             _TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP_TYPE),
             headers,
+            # KIP-793: where the consumer read it, whatever the transformations make of it
+            original_topic=topic,
+            original_kafka_partition=partition,
+            original_kafka_offset=offset,
         )
         return self._transform_tolerant(record, context)  # type: ignore[no-any-return]
 
@@ -616,6 +641,41 @@ class WorkerSinkTask(WorkerTask):
                 error
             )
         log.warning("%s consumer error: %s", self, error)
+        if (
+            error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+            and self._topics_pattern is None
+            and self._subscribed
+            and self._next_missing_check is None
+        ):
+            self._next_missing_check = time.monotonic() + MISSING_TOPIC_CHECK_S
+
+    def _check_missing_topics(self) -> None:
+        """Subscribe again once every subscribed topic exists, so the consumer sees them now."""
+        consumer = self._consumer
+        assert consumer is not None
+        self._next_missing_check = time.monotonic() + MISSING_TOPIC_CHECK_S
+        try:
+            metadata = consumer.list_topics(timeout=_TOPICS_LIST_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - the broker may be briefly unreachable
+            log.debug("%s could not list the topics: %s", self, exc)
+            return
+        missing = [
+            t
+            for t in self._subscribed
+            if t not in metadata.topics
+            or metadata.topics[t].error is not None
+            or not metadata.topics[t].partitions
+        ]
+        if missing:
+            return
+        self._next_missing_check = None
+        log.info(
+            "%s subscribed topics %s exist now: subscribing again so that the consumer gets "
+            "their partitions at once",
+            self,
+            self._subscribed,
+        )
+        self._subscribe(list(self._subscribed))
 
     def _deliver_messages(self) -> None:
         batch = self._batch

@@ -25,6 +25,7 @@ from typing_extensions import Unpack, override
 from cdk.api import Headers, RecordMetadata, SourceRecord, SourceTask
 from cdk.errors import ConfigException, ConnectException, RetriableException
 from cdk.runtime._gc import pace_gc_for_records
+from cdk.runtime._log_context import in_context
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime._submitted import SubmittedRecord, SubmittedRecords
 from cdk.runtime._task_runner import WorkerTask, WorkerTaskArgs
@@ -262,7 +263,7 @@ class WorkerSourceTask(WorkerTask):
         self._operator.trigger_stop()
         if call_stop:
             threading.Thread(
-                target=self._call_task_stop,
+                target=in_context(self.id.connector, self.id.task, self._call_task_stop),
                 name=f"cdk-task-stop-{self.id.connector}-{self.id.task}",
                 daemon=True,
             ).start()
@@ -283,7 +284,7 @@ class WorkerSourceTask(WorkerTask):
                 return
             self._producer_closed = True
         threading.Thread(
-            target=self._discard_producer,
+            target=in_context(self.id.connector, self.id.task, self._discard_producer),
             args=(producer,),
             name=f"cdk-task-close-{self.id.connector}-{self.id.task}",
             daemon=True,

@@ -234,7 +234,9 @@ def add_security_configs(definition: ConfigDef) -> ConfigDef:
 SSL_CONFIG_DEF: ConfigDef = add_security_configs(ConfigDef())
 
 
-def rest_ssl_settings(originals: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+def rest_ssl_settings(
+    originals: Mapping[str, Any], values: Mapping[str, Any], prefix: str = LISTENERS_HTTPS_PREFIX
+) -> dict[str, Any]:
     """The TLS settings of the REST API's HTTPS listeners (and of forwarding to the leader).
 
     As Kafka: when any key starts with ``listeners.https.``, those keys alone (prefix
@@ -243,11 +245,12 @@ def rest_ssl_settings(originals: Mapping[str, Any], values: Mapping[str, Any]) -
     Args:
         originals: the worker properties as given.
         values: the parsed worker values.
+        prefix: ``listeners.https.``, or ``admin.listeners.https.`` for the admin listeners.
     """
     prefixed = {
-        k[len(LISTENERS_HTTPS_PREFIX) :]: v
+        k[len(prefix) :]: v
         for k, v in originals.items()
-        if k.startswith(LISTENERS_HTTPS_PREFIX) and len(k) > len(LISTENERS_HTTPS_PREFIX)
+        if k.startswith(prefix) and len(k) > len(prefix)
     }
     names = SSL_CONFIG_DEF.names()
     if prefixed:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from typing_extensions import NotRequired
 
+from cdk.runtime._log_context import in_context
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
 from cdk.runtime.errors._context import ProcessingContext, Stage, stack_trace
 from cdk.runtime.metrics._task_metrics import TaskKind, TaskMetrics
@@ -138,7 +139,9 @@ class WorkerTask(ABC):
         # whether task.start() returned: only then is the task stopped when it ends
         self._task_started = False
         self._thread = threading.Thread(
-            target=self._run, name=f"cdk-task-{task_id.connector}-{task_id.task}", daemon=True
+            target=in_context(task_id.connector, task_id.task, self._run),
+            name=f"cdk-task-{task_id.connector}-{task_id.task}",
+            daemon=True,
         )
 
     def __repr__(self) -> str:

@@ -36,6 +36,7 @@ from cdk.runtime._contexts import (
     WorkerSourceTaskContext,
 )
 from cdk.runtime._leave_order import LeaveDecision, decide_leave_mode
+from cdk.runtime._log_context import connector_context, in_context
 from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
 from cdk.runtime._source_runner import TopicCreation, WorkerSourceTask
 from cdk.runtime._status import ConnectorTaskId, State, Status, StatusStore, TargetState
@@ -106,7 +107,9 @@ class _ConnectorThread:
             tuple[Callable[[], None], concurrent.futures.Future[None]] | None
         ] = queue.SimpleQueue()
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name=f"cdk-connector-{name}", daemon=True)
+        self._thread = threading.Thread(
+            target=in_context(name, None, self._run), name=f"cdk-connector-{name}", daemon=True
+        )
         self._thread.start()
 
     def submit(self, fn: Callable[[], None]) -> concurrent.futures.Future[None]:
@@ -250,6 +253,23 @@ class Worker:
         return "sink" if issubclass(cls, SinkConnector) else "source"
 
     def start_connector(
+        self,
+        name: str,
+        props: dict[str, str],
+        listener: ConnectorListener,
+        target: TargetState,
+        *,
+        wait: bool = True,
+    ) -> concurrent.futures.Future[None]:
+        """Instantiate a connector and start it on its thread (logging as ``[name|worker]``).
+
+        Returns:
+            A future completed once the connector has started (or failed).
+        """
+        with connector_context(name):
+            return self._start_connector(name, props, listener, target, wait=wait)
+
+    def _start_connector(
         self,
         name: str,
         props: dict[str, str],
@@ -483,7 +503,8 @@ class Worker:
                     entries.append(entry)
         pending: list[tuple[_ConnectorEntry, concurrent.futures.Future[None]]] = []
         for entry in entries:
-            log.info("Stopping connector %s", entry.name)
+            with connector_context(entry.name):
+                log.info("Stopping connector %s", entry.name)
             if entry.thread is None:
                 self._shutdown(entry)
                 continue
@@ -620,6 +641,21 @@ class Worker:
             return self._tasks.get(task_id)
 
     def start_task(
+        self,
+        task_id: ConnectorTaskId,
+        connector_props: dict[str, str],
+        task_props: dict[str, str],
+        target: TargetState,
+    ) -> None:
+        """Build a task's pipeline and start it on its own thread (logging as the task).
+
+        Raises:
+            ConnectException: the task is already running on this worker.
+        """
+        with connector_context(task_id.connector, task_id.task):
+            self._start_task(task_id, connector_props, task_props, target)
+
+    def _start_task(
         self,
         task_id: ConnectorTaskId,
         connector_props: dict[str, str],
@@ -872,7 +908,8 @@ class Worker:
 
     def _stop_wave(self, wave: list[tuple[ConnectorTaskId, _Runner]], timeout_s: float) -> None:
         for tid, runner in wave:
-            log.info("Stopping task %s", tid)
+            with connector_context(tid.connector, tid.task):
+                log.info("Stopping task %s", tid)
             runner.stop()  # only signals: the task's thread stops it and commits
         deadline = time.monotonic() + timeout_s
         for tid, runner in wave:

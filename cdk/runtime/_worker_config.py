@@ -27,7 +27,9 @@ from cdk.config import AbstractConfig, ConfigDef, Importance, Password, Type
 from cdk.config.validators import CaseInsensitiveValidString, LambdaValidator, Range
 from cdk.converters import SimpleHeaderConverter
 from cdk.errors import ConfigException
+from cdk.runtime._key_notes import WORKER_KEY_NOTES, no_effect_message, unknown_key_message
 from cdk.runtime._ssl_config import (
+    CLIENT_SECURITY_PREFIXES,
     LISTENERS_HTTPS_PREFIX,
     add_security_configs,
     client_security_settings,
@@ -68,6 +70,11 @@ REST_ADVERTISED_LISTENER_CONFIG = "rest.advertised.listener"
 REST_BASIC_AUTH_USER_CONFIG = "rest.basic.auth.user"
 REST_BASIC_AUTH_PASSWORD_CONFIG = "rest.basic.auth.password"
 PLUGIN_PATH_CONFIG = "plugin.path"
+ADMIN_LISTENERS_CONFIG = "admin.listeners"
+ADMIN_LISTENERS_HTTPS_PREFIX = "admin.listeners.https."
+ACCESS_CONTROL_ALLOW_ORIGIN_CONFIG = "access.control.allow.origin"
+ACCESS_CONTROL_ALLOW_METHODS_CONFIG = "access.control.allow.methods"
+RESPONSE_HTTP_HEADERS_CONFIG = "response.http.headers.config"
 CONFIG_PROVIDERS_CONFIG = "config.providers"
 CONNECTOR_CLIENT_POLICY_CLASS_CONFIG = "connector.client.config.override.policy"
 TOPIC_CREATION_ENABLE_CONFIG = "topic.creation.enable"
@@ -113,6 +120,12 @@ def _policy_name(value: str) -> str:
     return _POLICY_CLASSES.get(text, text)
 
 
+def _check_response_headers(name: str, value: Any) -> None:
+    from cdk.runtime._http_headers import parse_header_rules
+
+    parse_header_rules(name, "" if value is None else str(value))
+
+
 def _check_policy(name: str, value: Any) -> None:
     if value is None or _policy_name(str(value)) not in OVERRIDE_POLICIES:
         raise ConfigException(
@@ -134,7 +147,7 @@ class Listener(NamedTuple):
         return f"{self.scheme}://{host}:{self.port}"
 
 
-def _parse_listener(text: str) -> Listener:
+def _parse_listener(text: str, key: str = LISTENERS_CONFIG) -> Listener:
     try:
         parts = urlsplit(text.strip())
         scheme, port = parts.scheme.lower(), parts.port
@@ -142,7 +155,7 @@ def _parse_listener(text: str) -> Listener:
         scheme, port = "", None
     if scheme not in ("http", "https") or parts.path not in ("", "/"):
         raise ConfigException(
-            LISTENERS_CONFIG,
+            key,
             text,
             "Expected URIs such as http://127.0.0.1:8083 or https://0.0.0.0:8443 (HTTP or HTTPS)",
         )
@@ -159,6 +172,12 @@ def _check_listeners(name: str, value: Any) -> None:
         if parsed.port and where in seen:
             raise ConfigException(name, value, f"two listeners on {parsed.host}:{parsed.port}")
         seen.add(where)
+
+
+def _check_admin_listeners(name: str, value: Any) -> None:
+    for listener in value or ():
+        if str(listener).strip():
+            _parse_listener(str(listener), name)
 
 
 def _check_advertised_listener(name: str, value: Any) -> None:
@@ -294,14 +313,61 @@ WORKER_CONFIG_DEF: ConfigDef = (
         "The password of rest.basic.auth.user.",
     )
     .define(
+        ADMIN_LISTENERS_CONFIG,
+        Type.LIST,
+        None,
+        LambdaValidator.of(_check_admin_listeners, "List of comma-separated URIs, or empty"),
+        Importance.LOW,
+        "List of comma-separated URIs the Admin REST API will listen on. The supported protocols "
+        "are HTTP and HTTPS. An empty or blank string will disable this feature. The default "
+        "behavior is to use the regular listener (specified by the 'listeners' property).",
+    )
+    .define(
+        ACCESS_CONTROL_ALLOW_ORIGIN_CONFIG,
+        Type.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "Value to set the Access-Control-Allow-Origin header to for REST API requests.To enable "
+        "cross origin access, set this to the domain of the application that should be permitted "
+        "to access the API, or '*' to allow access from any domain. The default value only "
+        "allows access from the domain of the REST API.",
+    )
+    .define(
+        ACCESS_CONTROL_ALLOW_METHODS_CONFIG,
+        Type.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "Sets the methods supported for cross origin requests by setting the "
+        "Access-Control-Allow-Methods header. The default value of the "
+        "Access-Control-Allow-Methods header allows cross origin requests for GET, POST and HEAD.",
+    )
+    .define(
+        RESPONSE_HTTP_HEADERS_CONFIG,
+        Type.STRING,
+        "",
+        LambdaValidator.of(
+            lambda name, value: _check_response_headers(name, value),
+            "Comma-separated header rules, where each header rule is of the form "
+            "'[action] [header name]:[header value]' and optionally surrounded by double quotes "
+            "if any part of a header rule contains a comma",
+        ),
+        Importance.LOW,
+        "Rules for REST API HTTP response headers",
+    )
+    .define(
         PLUGIN_PATH_CONFIG,
         Type.LIST,
         None,
         None,
         Importance.LOW,
-        "Accepted for compatibility with Kafka worker files and ignored: plugins are the classes "
-        "registered in the 'cdk.plugins' entry point group of installed distributions, and any "
-        "importable class path.",
+        "List of paths separated by commas (,) that contain plugins (connectors, converters, "
+        "transformations). Each is a directory of connector distributions: wheels (*.whl, "
+        "unpacked into a cache folder) or installed trees (folders with *.dist-info, as `pip "
+        "install --target DIR` makes); their 'cdk.plugins' entry points are registered as "
+        "those of installed distributions. All plugins share the worker's Python environment "
+        "(no class-loader isolation); their declared requirements are checked at start.",
     )
     .define(
         CONFIG_PROVIDERS_CONFIG,
@@ -420,6 +486,16 @@ class WorkerConfig(AbstractConfig):
 
     #: The keys this kind of worker accepts (:class:`DistributedConfig` adds its own).
     CONFIG_DEF: ClassVar[ConfigDef] = WORKER_CONFIG_DEF
+    #: The mode named in messages about keys that have no effect in it.
+    MODE: ClassVar[str] = "standalone"
+    #: Prefixes of keys handed on to clients or plugins, never reported as unknown.
+    PASS_THROUGH_PREFIXES: ClassVar[tuple[str, ...]] = (
+        "producer.",
+        "consumer.",
+        "admin.",
+        "config.providers.",
+        *CLIENT_SECURITY_PREFIXES,
+    )
 
     def __init__(self, props: Mapping[str, Any], *, plugins: Any = None) -> None:
         props = dict(props)
@@ -430,6 +506,7 @@ class WorkerConfig(AbstractConfig):
                 )
         if plugins is not None:
             _resolve_classes(props, plugins)
+        self._check_keys(props)
         super().__init__(type(self).CONFIG_DEF, props)
         for key in (
             TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
@@ -437,12 +514,40 @@ class WorkerConfig(AbstractConfig):
             OFFSET_COMMIT_TIMEOUT_MS_CONFIG,
         ):
             _NON_NEGATIVE.ensure_valid(key, self.get_long(key))
-        if self.get(PLUGIN_PATH_CONFIG):
-            log.warning(
-                "%s is ignored: plugins are found through the 'cdk.plugins' entry point group "
-                "and importable class paths",
-                PLUGIN_PATH_CONFIG,
+
+    @classmethod
+    def known_keys(cls) -> set[str]:
+        """Every key this worker knows by name (prefixed client keys aside)."""
+        names = set(cls.CONFIG_DEF.names())
+        names |= {k for k, note in WORKER_KEY_NOTES.items() if cls.MODE in note.modes}
+        ssl_keys = {n for n in cls.CONFIG_DEF.names() if n.startswith("ssl.")}
+        return names | {LISTENERS_HTTPS_PREFIX + k for k in ssl_keys}
+
+    def _check_keys(self, props: Mapping[str, Any]) -> None:
+        """Warn about (or refuse) keys without effect here, and warn about unknown keys.
+
+        Raises:
+            ConfigException: a key that cdk refuses (ignoring it would be unsafe) is set.
+        """
+        mode = type(self).MODE
+        known = type(self).known_keys()
+        for key in sorted(props):
+            bare = (
+                key[len(LISTENERS_HTTPS_PREFIX) :]
+                if key.startswith(LISTENERS_HTTPS_PREFIX)
+                else key
             )
+            note = WORKER_KEY_NOTES.get(bare)
+            if note is not None and mode in note.modes:
+                message = no_effect_message(key, note, mode)
+                if note.refused:
+                    raise ConfigException(message)
+                log.warning(message)
+            elif key not in known and (
+                key.startswith(LISTENERS_HTTPS_PREFIX)
+                or not key.startswith(type(self).PASS_THROUGH_PREFIXES)
+            ):
+                log.warning(unknown_key_message(key, known))
 
     # ------------------------------------------------------------------ simple accessors
     @property
@@ -505,6 +610,37 @@ class WorkerConfig(AbstractConfig):
         """The REST listeners, in the order given (port 0: pick a free one)."""
         listeners = self.get_list(LISTENERS_CONFIG) or [DEFAULT_LISTENER]
         return [_parse_listener(str(listener)) for listener in listeners]
+
+    def admin_listeners(self) -> list[Listener] | None:
+        """``admin.listeners``: ``None`` when unset, else the listeners that alone serve it.
+
+        Unset, the admin endpoints are served on ``listeners``; an empty list disables them.
+        """
+        value = self.get(ADMIN_LISTENERS_CONFIG)
+        if value is None:
+            return None
+        return [_parse_listener(str(x), ADMIN_LISTENERS_CONFIG) for x in value if str(x).strip()]
+
+    def admin_ssl_settings(self) -> tuple[dict[str, Any], str]:
+        """The admin HTTPS listeners' TLS settings and their prefix.
+
+        Kafka's rule: the ``admin.listeners.https.`` keys when any is given, else the REST
+        listeners' ones.
+        """
+        originals = self.originals()
+        if any(k.startswith(ADMIN_LISTENERS_HTTPS_PREFIX) for k in originals):
+            return (
+                rest_ssl_settings(originals, self.values(), ADMIN_LISTENERS_HTTPS_PREFIX),
+                ADMIN_LISTENERS_HTTPS_PREFIX,
+            )
+        return self.rest_ssl_settings()
+
+    def cors(self) -> tuple[str, str]:
+        """``(access.control.allow.origin, access.control.allow.methods)``, stripped."""
+        return (
+            str(self.get(ACCESS_CONTROL_ALLOW_ORIGIN_CONFIG) or "").strip(),
+            str(self.get(ACCESS_CONTROL_ALLOW_METHODS_CONFIG) or "").strip(),
+        )
 
     def listener(self) -> tuple[str, str, int]:
         """The first REST listener as ``(scheme, host, port)`` (port 0: pick a free one)."""

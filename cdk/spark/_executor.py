@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable
 
 from cdk.runtime import WorkerSpec
+from cdk.runtime._log_context import configure_logging
 from cdk.runtime.distributed import ClusterWorker
 
 __all__ = ["executor_worker_id", "host_worker", "worker_id"]
@@ -53,14 +54,12 @@ def _extend_path(paths: Iterable[str]) -> None:
 
 
 def _configure_logging() -> None:
-    """Send the kit's log records to the Python worker's stderr (the executor's log) once."""
-    logger = logging.getLogger("cdk")
-    if logger.handlers or logging.getLogger().handlers:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
+    """Send every log record to the Python worker's stderr (the executor's log) once.
+
+    In the driver's format (``$CDK_LOG_FORMAT``: ``text`` or ``json``) with the connector
+    context (``[name|task-N]``), the connectors' own loggers included.
+    """
+    configure_logging("INFO", only_if_unset=True)
 
 
 def host_worker(spec: WorkerSpec, app_id: str, slot: int) -> tuple[int, str]:

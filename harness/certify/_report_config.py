@@ -41,7 +41,7 @@ def _key(key: ConfigKey, header_depth: int) -> str:
     rows.append(("Default", "(required)" if default is None else default))
     if key.validator is not None:
         rows.append(("Valid Values", str(key.validator)))
-    rows.append(("Importance", key.importance.name.lower()))
+    rows.append(("Importance", "" if key.importance is None else key.importance.name.lower()))
     if key.display_name and key.display_name != key.name:
         rows.append(("Display name", key.display_name))
     if key.dependents:

@@ -220,7 +220,9 @@ class SqlSinkTask(SinkTask):
     def _unwritten(self, engine: sa.Engine, records: Sequence[SinkRecord]) -> list[SinkRecord]:
         """The records whose offsets the database does not hold yet (redeliveries dropped)."""
         if self._in_doubt:
-            partitions = {TopicPartition(r.topic, r.kafka_partition or 0) for r in records}
+            partitions = {
+                TopicPartition(r.original_topic, r.original_kafka_partition or 0) for r in records
+            }
             try:
                 with engine.connect() as connection:
                     self._stored.update(self._offsets.read(connection, partitions))
@@ -233,7 +235,8 @@ class SqlSinkTask(SinkTask):
         kept = [
             r
             for r in records
-            if r.kafka_offset >= stored.get((r.topic, r.kafka_partition or 0), -1)
+            if r.original_kafka_offset
+            >= stored.get((r.original_topic, r.original_kafka_partition or 0), -1)
         ]
         if len(kept) < len(records):
             log.info("Skipping %d records the database holds already", len(records) - len(kept))
@@ -441,9 +444,10 @@ def _execute(connection: sa.Connection, plan: Plan | None, rows: list[tuple[Any,
 def _next_offsets(records: Sequence[SinkRecord]) -> dict[TopicPartition, int]:
     offsets: dict[tuple[str, int], int] = {}
     for record in records:
-        key = (record.topic, record.kafka_partition or 0)
-        if offsets.get(key, -1) <= record.kafka_offset:
-            offsets[key] = record.kafka_offset + 1
+        # where the consumer read it (KIP-793): a RegexRouter may have renamed the topic
+        key = (record.original_topic, record.original_kafka_partition or 0)
+        if offsets.get(key, -1) <= record.original_kafka_offset:
+            offsets[key] = record.original_kafka_offset + 1
     return {TopicPartition(topic, partition): o for (topic, partition), o in offsets.items()}
 
 

@@ -133,3 +133,18 @@ def test_equality_and_repr() -> None:
 def test_negative_timestamp_is_rejected() -> None:
     with pytest.raises(ValueError, match="Invalid record timestamp -1"):
         SourceRecord(None, None, "t", timestamp=-1)
+
+
+def test_sink_record_keeps_its_original_coordinates_kip_793() -> None:
+    from cdk import SinkRecord
+
+    record = SinkRecord("orders", 2, None, "k", None, "v", 41)
+    assert (record.original_topic, record.original_kafka_partition) == ("orders", 2)
+    assert record.original_kafka_offset == 41
+    routed = record.new_record(topic="orders_routed", kafka_partition=0)
+    assert (routed.topic, routed.kafka_partition) == ("orders_routed", 0)
+    assert (routed.original_topic, routed.original_kafka_partition) == ("orders", 2)
+    assert routed.original_kafka_offset == 41
+    assert routed != record.new_record(topic="orders_routed", kafka_partition=0, original_topic="x")
+    explicit = SinkRecord("a", 0, None, None, None, None, 5, original_topic="b")
+    assert (explicit.original_topic, explicit.original_kafka_offset) == ("b", 5)

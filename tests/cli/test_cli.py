@@ -42,7 +42,7 @@ def test_plugins_lists_every_kafka_smt_and_converter() -> None:
     assert "org.apache.kafka.connect.json.JsonConverter" in out
     assert "io.confluent.connect.avro.AvroConverter" in out
     header, *lines = out.splitlines()
-    assert header.split() == ["TYPE", "NAME", "VERSION", "ALIASES"]
+    assert header.split() == ["TYPE", "NAME", "VERSION", "FROM", "ALIASES"]
     kinds = {line.split()[0] for line in lines if line.strip()}
     assert kinds == {
         "source",
@@ -58,7 +58,8 @@ def test_plugins_lists_every_kafka_smt_and_converter() -> None:
 def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
     result = run("plugins", "--type", "source", "--type", "sink")
     assert result.returncode == 0, result.stderr
-    rows = [line.split(maxsplit=3) for line in result.stdout.splitlines()[1:]]
+    rows = [line.split(maxsplit=4) for line in result.stdout.splitlines()[1:]]
+    assert {row.pop(3) for row in rows} == {"connect-cdk==0.1.0"}  # FROM: their distribution
     assert rows == [
         [
             "source",
@@ -106,7 +107,7 @@ def test_plugins_shows_kafka_aliases_of_builtins() -> None:
     result = run("plugins", "--type", "converter", "--type", "transformation")
     assert result.returncode == 0, result.stderr
     rows = {
-        row[1]: row[3] for row in (line.split(maxsplit=3) for line in result.stdout.splitlines())
+        row[1]: row[4] for row in (line.split(maxsplit=4) for line in result.stdout.splitlines())
     }
     assert rows["org.apache.kafka.connect.json.JsonConverter"] == (
         "Json, JsonConverter, cdk.converters.JsonConverter"

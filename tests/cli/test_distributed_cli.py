@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -152,3 +153,92 @@ def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
     output = "".join(lines)
     assert "Traceback" not in output
     assert "cdk distributed: stopped" in output
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.xdist_group("spark")
+@pytest.mark.skipif(not _spark_placement_available(), reason="needs pyspark and cdk.spark")
+def test_a_new_topic_reaches_a_sink_on_local_spark_in_seconds_and_task_lines_carry_context(
+    tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    """The quickstart pattern on local[2], with ``--log-format json``.
+
+    The sink is created first, on a topic the source is about to create; once its consumer has
+    found the topic missing, the source: the records must reach the sink's file within seconds
+    (they used to wait for librdkafka's five-minute metadata refresh). The tasks run in Spark's
+    Python workers: their lines carry the connector context, in the driver's format.
+    """
+    topic = f"cli-new-{uuid.uuid4().hex[:8]}"
+    process = subprocess.Popen(
+        [
+            str(CDK),
+            "distributed",
+            "--log-format",
+            "json",
+            str(write_worker(tmp_path, kafka_bootstrap)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(
+        target=lambda: lines.extend(iter(process.stderr.readline, "")),  # type: ignore[union-attr]
+        name="stderr-reader",
+    )
+    reader.start()
+    try:
+        banner = wait_until(
+            lambda: next((x for x in list(lines) if "cdk distributed: REST API at" in x), None),
+            600,
+            message=lambda: "startup banner; stderr:\n" + "".join(lines),
+        )
+        match = re.search(r"REST API at (http://\S+);", banner)
+        assert match, banner
+        source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+        expected = [f"line {i}" for i in range(10)]
+        source_file.write_text("".join(f"{x}\n" for x in expected), encoding="utf-8")
+        sink = {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic}
+        source = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
+        with httpx.Client(base_url=match.group(1), timeout=60) as client:
+            assert client.post("/connectors", json={"name": "sink", "config": sink}).is_success
+            # the sink's consumer finds the topic missing: the case that idled for minutes
+            wait_until(
+                lambda: any(f"Subscribed topic not available: {topic}" in x for x in list(lines)),
+                120,
+                message=lambda: "the sink to find its topic missing; stderr:\n" + "".join(lines),
+            )
+            assert client.post("/connectors", json={"name": "src", "config": source}).is_success
+
+            def written() -> list[str]:
+                return sink_file.read_text("utf-8").splitlines() if sink_file.exists() else []
+
+            wait_until(
+                lambda: written() == expected,
+                60,  # the tasks' start on the executors included; minutes before the fix
+                message=lambda: f"the sink's file; has {written()}; stderr:\n" + "".join(lines),
+            )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=300) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        reader.join(timeout=10)
+        assert process.stderr is not None
+        process.stderr.close()
+    records = []
+    for line in lines:
+        if line.startswith("{"):
+            with contextlib.suppress(json.JSONDecodeError):  # Spark's own output interleaves
+                records.append(json.loads(line))
+    by_task = {
+        (r["connector"], r["task"])
+        for r in records
+        if r["logger"].startswith("cdk.runtime") and r["connector"] is not None
+    }
+    # the tasks' lines come from Spark's Python workers, with Kafka's context
+    assert ("sink", "task-0") in by_task, by_task
+    assert ("src", "task-0") in by_task, by_task
+    assert ("src", "worker") in by_task, by_task

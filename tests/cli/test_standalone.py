@@ -332,3 +332,115 @@ def test_an_unreachable_broker_is_one_warning_naming_the_bootstrap_servers(
     )
     assert "rdkafka" not in output  # librdkafka's lines for each attempt went to DEBUG
     assert "Traceback" not in output
+
+
+LOGGING_CONNECTOR = """
+import logging
+import threading
+
+from cdk import ConfigDef, ConnectException, SourceConnector, SourceTask
+
+log = logging.getLogger("acme.connector")
+
+
+class ChattyTask(SourceTask):
+    def start(self, props):
+        self._stop = threading.Event()
+        self._n = 0
+
+    def poll(self):
+        self._n += 1
+        if self._n == 1:
+            log.info("polling the ACME API")
+        if self._n == 2:
+            try:
+                raise ValueError("a bad page")
+            except ValueError:
+                log.exception("could not read a page")
+        self._stop.wait(0.05)
+        return None
+
+    def stop(self):
+        self._stop.set()
+
+
+class ChattySourceConnector(SourceConnector):
+    def version(self):
+        return "1.0"
+
+    def config(self):
+        return ConfigDef()
+
+    def start(self, props):
+        log.info("connector starting")
+
+    def task_class(self):
+        return ChattyTask
+
+    def task_configs(self, max_tasks):
+        return [{} for _ in range(max_tasks)]
+
+    def stop(self):
+        pass
+"""
+
+
+def _chatty(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    (tmp_path / "chatty_connectors.py").write_text(LOGGING_CONNECTOR, encoding="utf-8")
+    connector = tmp_path / "chatty.properties"
+    connector.write_text(
+        "name=chatty\nconnector.class=chatty_connectors:ChattySourceConnector\ntasks.max=2\n",
+        encoding="utf-8",
+    )
+    return connector, {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+
+def test_a_connectors_own_log_lines_carry_its_context(tmp_path: Path, kafka_bootstrap: str) -> None:
+    connector, env = _chatty(tmp_path)
+    with standalone(write_worker(tmp_path, kafka_bootstrap), connector, env=env) as worker:
+        worker.banner()
+        for task in (0, 1):
+            wait_until(
+                lambda task=task: (
+                    f"acme.connector: [chatty|task-{task}] polling the ACME API" in worker.output
+                ),
+                30,
+                message=lambda: "the task's line with its context; stderr:\n" + worker.output,
+            )
+        assert worker.stop() == 0
+    output = worker.output
+    assert "INFO acme.connector: [chatty|worker] connector starting" in output
+    # the kit's own lines on the task's thread carry it too
+    assert "INFO cdk.runtime.worker: [chatty|task-0] Creating task chatty-0" in output
+    assert "INFO cdk.runtime.worker: [chatty|task-1] Stopping task chatty-1" in output
+
+
+def test_log_format_json_gives_one_object_a_line(tmp_path: Path, kafka_bootstrap: str) -> None:
+    connector, env = _chatty(tmp_path)
+    worker_file = write_worker(tmp_path, kafka_bootstrap)
+    with standalone("--log-format", "json", worker_file, connector, env=env) as worker:
+        worker.banner()
+
+        def records() -> list[dict[str, object]]:
+            lines = [line for line in list(worker.lines) if line.startswith("{")]
+            return [json.loads(line) for line in lines]
+
+        failed = wait_until(
+            lambda: next((r for r in records() if r["message"] == "could not read a page"), None),
+            30,
+            message=lambda: "the task's exception line; stderr:\n" + worker.output,
+        )
+        assert worker.stop() == 0
+    assert set(failed) == {"time", "level", "logger", "connector", "task", "message", "exception"}
+    assert failed["level"] == "ERROR"
+    assert failed["logger"] == "acme.connector"
+    assert failed["connector"] == "chatty"
+    assert failed["task"] in ("task-0", "task-1")
+    assert "ValueError: a bad page" in str(failed["exception"])
+    started = next(r for r in records() if r["message"] == "connector starting")
+    assert (started["connector"], started["task"]) == ("chatty", "worker")
+    plain = next(r for r in records() if r["logger"] == "cdk.cli.standalone")
+    assert (plain["connector"], plain["task"], plain["exception"]) == (None, None, None)
+    # every line but click's banner is JSON
+    others = [x for x in worker.output.splitlines() if x and not x.startswith("{")]
+    assert all(x.startswith("cdk standalone:") for x in others), others

@@ -81,8 +81,23 @@ def test_invalid_default() -> None:
 
 
 def test_null_default() -> None:
-    d = ConfigDef().define("a", Type.INT, None, None, Importance.LOW, "docs")
+    # Kafka's ConfigDefTest.testNullDefault: no default, no validator and no importance.
+    d = ConfigDef().define("a", Type.INT, None, None, None, "docs")
     assert d.parse({}) == {"a": None}
+    assert d.config_keys()["a"].importance is None
+
+
+def test_a_key_with_no_importance_renders_and_sorts_last() -> None:
+    d = (
+        ConfigDef()
+        .define("a", Type.INT, 1, None, None, "no importance")
+        .define("b", Type.INT, 1, None, Importance.LOW, "low")
+    )
+    assert [k.name for k in d.sorted_keys()] == ["b", "a"]
+    assert "  * Importance: \n" in d.to_rst()
+    assert "| no importance | int | `1` |  |  |" in d.to_markdown()
+    d.to_html()
+    d.to_enriched_rst()
 
 
 def test_missing_required() -> None:
@@ -324,9 +339,7 @@ def test_copy_constructor_is_independent() -> None:
     assert child.names() == {"a", "parent", "child"}
 
 
-def test_define_needs_type_and_importance() -> None:
-    with pytest.raises(ConfigException, match="needs an importance"):
-        ConfigDef().define("a", Type.INT)
+def test_define_needs_a_type() -> None:
     with pytest.raises(ConfigException, match="needs a type"):
         ConfigDef().define("a", importance=Importance.LOW)
 

@@ -6,6 +6,7 @@ and a sink whose consumer's fetches skip records, as the embedded broker's somet
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Callable
@@ -181,4 +182,44 @@ def test_filestream_sink_lines_arrive_without_waiting_for_the_offset_flush(
         lambda: written() == lines,
         timeout=30.0,  # the group join takes ~3 s; the offset flush would come after 600 s
         message=lambda: f"{len(lines)} lines in {sink_file}; last written: {written()[-3:]}",
+    )
+
+
+def test_a_sink_subscribed_before_its_topic_exists_gets_its_records_within_seconds(
+    connect: Callable[..., Connect], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The quickstart pattern at its worst: the sink subscribes before the source creates the topic.
+
+    The sink's consumer finds the topic missing (``Subscribed topic not available``); librdkafka
+    only looks again at its next metadata refresh (``topic.metadata.refresh.interval.ms``, five
+    minutes by default), so the records used to wait minutes. They must arrive within seconds.
+    """
+    worker = connect()
+    topic = unique("not-yet")  # created by the source's producer (the broker auto-creates it)
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    lines = [f"line {i}" for i in range(20)]
+    source_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    source, sink = unique("file-source"), unique("file-sink")
+    worker.rest.create(
+        sink, {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic}
+    )
+    with caplog.at_level(logging.WARNING, logger="cdk.runtime.sink"):
+        # the consumer found the topic missing: librdkafka may look again only at its next
+        # metadata refresh, five minutes later
+        wait_until(
+            lambda: f"Subscribed topic not available: {topic}" in caplog.text,
+            30,
+            message=lambda: "the sink's consumer to find the topic missing; log:\n" + caplog.text,
+        )
+    worker.rest.create(
+        source, {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
+    )
+
+    def written() -> list[str]:
+        return sink_file.read_text(encoding="utf-8").splitlines() if sink_file.exists() else []
+
+    wait_until(
+        lambda: written() == lines,
+        timeout=20.0,
+        message=lambda: f"{len(lines)} lines in {sink_file}; written: {written()[-3:]}",
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from cdk.config import ConfigValue, Type
@@ -133,12 +131,6 @@ def test_listener_and_basic_auth() -> None:
     assert "s3cret" not in repr(config)
     with pytest.raises(ConfigException, match=r"rest.basic.auth.password"):
         WorkerConfig({**BASE, "rest.basic.auth.user": "admin"}).basic_auth()
-
-
-def test_plugin_path_is_ignored_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="cdk.runtime.config"):
-        WorkerConfig({**BASE, "plugin.path": "/opt/connectors"})
-    assert "plugin.path is ignored" in caplog.text
 
 
 def test_connector_config_defs_have_kafka_keys_and_groups() -> None:

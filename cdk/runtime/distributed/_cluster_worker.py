@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cdk.runtime._config_secrets import resolve_variables
+from cdk.runtime._loggers import Loggers
 from cdk.runtime._sink_runner import WorkerSinkTask
 from cdk.runtime._status import ConnectorTaskId, State, Status, TargetState
 from cdk.runtime._worker import REJOIN_TIMEOUT_S, Worker
@@ -90,6 +91,15 @@ class ClusterWorker:
         """The tasks this worker holds now."""
         return set(self._running)
 
+    def _apply_cluster_logger_level(self, namespace: str, level: str) -> None:
+        log.info(
+            "Worker %s: setting the level of logger %s to %s (scope=cluster)",
+            self.worker_id,
+            namespace,
+            level,
+        )
+        Loggers().set_level(namespace, level)
+
     # ------------------------------------------------------------------ the loop
     def run(self) -> str:
         """Run until the driver stops or :meth:`stop` is called; why it ended."""
@@ -99,6 +109,8 @@ class ClusterWorker:
         config_store = KafkaConfigBackingStore(
             config.config_topic, bootstrap, overrides, create=False
         )
+        # cluster-wide log levels written after this worker started apply in its process
+        config_store.on_logger_level = self._apply_cluster_logger_level
         assignments = AssignmentLog(config.assignment_topic, bootstrap, overrides, create=False)
         partitions, rf = config.storage_settings("offset")
         offsets = KafkaOffsetBackingStore(

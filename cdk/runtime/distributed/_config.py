@@ -294,6 +294,11 @@ class DistributedConfig(WorkerConfig):
     """
 
     CONFIG_DEF: ClassVar[ConfigDef] = DISTRIBUTED_CONFIG_DEF
+    MODE: ClassVar[str] = "distributed"
+    PASS_THROUGH_PREFIXES: ClassVar[tuple[str, ...]] = (
+        *WorkerConfig.PASS_THROUGH_PREFIXES,
+        SPARK_PREFIX,
+    )
 
     def __init__(self, props: Mapping[str, Any], *, plugins: Any = None) -> None:
         missing = [k for k in _REQUIRED if str(props.get(k) or "").strip() == ""]

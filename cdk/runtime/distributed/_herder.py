@@ -20,6 +20,7 @@ running assignment: the tasks keep running through a change of leader.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import random
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
 from cdk.runtime._config_secrets import secret_keys
 from cdk.runtime._herder_base import AbstractHerder
+from cdk.runtime._loggers import to_python_level
 from cdk.runtime._status import ConnectorTaskId, State, Status, TargetState
 from cdk.runtime.distributed._coordinator import Coordinator
 from cdk.runtime.distributed._leader import FencedException, TransactionalWriter
@@ -95,6 +97,8 @@ class DistributedHerder(Leadership, AbstractHerder):
         self._dconfig = config
         self._kafka_status = status
         self._store = config_store
+        # cluster-wide log levels (logger-cluster-<namespace> records) apply here when read
+        config_store.on_logger_level = self._apply_cluster_logger_level
         self._assignments = assignments
         self.driver_id = driver_id
         self.url = url
@@ -152,6 +156,7 @@ class DistributedHerder(Leadership, AbstractHerder):
                 self._call(self._resign)
             except ConnectException:
                 self._stand_down()
+        self._reloads.close()
         with self._lock:
             self._stopping = True
             self._ready.clear()
@@ -181,6 +186,31 @@ class DistributedHerder(Leadership, AbstractHerder):
             return future.result(self.request_timeout_s)
         except concurrent.futures.TimeoutError:
             raise ConnectException("Request timed out") from None
+
+    # ------------------------------------------------------------------ log levels (KIP-976)
+    def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """Set a level on every driver and worker: Kafka's record in the config topic.
+
+        As Kafka's workers, the driver that is asked writes ``logger-cluster-<namespace>``
+        itself (the leader on its herder thread, in its transactions; a standby plainly, as
+        the record is no part of the leader's state): every driver and every worker on Spark
+        applies it when it reads it, the writer too.
+
+        Raises:
+            ValueError: ``level`` is not a Kafka (log4j) level name.
+            ConnectException: the record could not be written.
+        """
+        if to_python_level(level) is None:
+            raise ValueError(f"invalid log level '{level}'.")
+        if self._leading:
+            with contextlib.suppress(NotLeaderException):  # deposed meanwhile: write plainly
+                self._as_leader(lambda: self._store.put_logger_level(namespace, level))
+                return
+        self._store.put_logger_level(namespace, level)
+
+    def _apply_cluster_logger_level(self, namespace: str, level: str) -> None:
+        log.info("Setting the level of logger %s to %s (scope=cluster)", namespace, level)
+        self._loggers.set_level(namespace, level)
 
     def _as_leader(self, fn: Callable[[], _T]) -> _T:
         """Run a write on the herder thread, if this driver leads.
@@ -324,6 +354,7 @@ class DistributedHerder(Leadership, AbstractHerder):
                     table.pop(name, None)
                 self._generations.pop(name, None)
                 self._coordinator.forget(name)
+                self._reloads.cancel(name)
             self._status.remove_connector(name)
             log.info("Deleted connector %s", name)
             self._rebalance()

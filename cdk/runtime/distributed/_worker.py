@@ -37,7 +37,13 @@ from cdk.runtime.distributed._assignments import AssignmentLog
 from cdk.runtime.distributed._config import DistributedConfig
 from cdk.runtime.distributed._herder import DistributedHerder
 from cdk.runtime.distributed._placement import TaskPlacement, worker_spec
-from cdk.runtime.isolation._plugins import Plugins
+from cdk.runtime.isolation._plugin_path import (
+    PLUGIN_PATH_CONFIG,
+    check_requirements,
+    install_plugin_path,
+    plugin_distributions,
+)
+from cdk.runtime.isolation._plugins import ENTRY_POINT_GROUP, Plugins
 from cdk.runtime.rest._server import RestServer
 from cdk.runtime.standalone._worker import InProcessWorker
 from cdk.runtime.storage._config_store import KafkaConfigBackingStore
@@ -89,8 +95,11 @@ class DistributedWorker(InProcessWorker):
         extra_plugins: Iterable[type] = (),
         cluster_id_timeout: float = 10.0,
     ) -> None:
+        install_plugin_path(worker_props.get(PLUGIN_PATH_CONFIG))  # before any discovery
         self.plugins = plugins if plugins is not None else Plugins(extra_plugins)
         self.config: DistributedConfig = DistributedConfig(worker_props, plugins=self.plugins)
+        # every plugin's declared requirements hold, before any connector or task runs
+        check_requirements(plugin_distributions(ENTRY_POINT_GROUP))
         self._placement: TaskPlacement | None = None
         self._placement_factory: PlacementFactory | None = None
         if placement is None or hasattr(placement, "close"):

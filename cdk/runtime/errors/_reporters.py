@@ -15,6 +15,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from cdk.errors import ConnectException
+from cdk.runtime._log_context import in_context
 from cdk.runtime.errors._config import ErrorHandlingConfig
 from cdk.runtime.errors._context import ProcessingContext, class_name, stack_trace
 from cdk.runtime.errors._metrics import ErrorHandlingMetrics
@@ -204,7 +205,7 @@ class DeadLetterQueueReporter(ErrorReporter):
             if self._poller is not None or self._stop.is_set():
                 return
             self._poller = threading.Thread(
-                target=self._poll_loop,
+                target=in_context(self.connector, self.task_id, self._poll_loop),
                 name=f"cdk-dlq-{self.connector}-{self.task_id}",
                 daemon=True,
             )

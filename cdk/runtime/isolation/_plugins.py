@@ -33,6 +33,7 @@ from cdk.config import ConfigProvider, load_class
 from cdk.config._providers import PROVIDER_ALIASES
 from cdk.converters import Converter, HeaderConverter
 from cdk.errors import ConfigException, ConnectException
+from cdk.runtime.isolation._plugin_path import distribution_of_entry_point
 from cdk.transforms._base import Predicate, Transformation
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginDesc", "PluginType", "Plugins"]
@@ -92,12 +93,16 @@ class PluginDesc:
         type: its kind.
         version: what its ``version()`` returns, else its distribution's version.
         cls: the class itself.
+        source: where it comes from: ``built-in``, ``<distribution>==<version>`` (an entry
+            point of an installed distribution), ``...@plugin.path:<entry>`` (one found
+            through ``plugin.path``) or ``code`` (registered by the program).
     """
 
     class_name: str
     type: PluginType
     version: str
     cls: builtins.type = field(compare=False, repr=False)
+    source: str = field(default="built-in", compare=False)
 
     def to_json(self) -> dict[str, str]:
         """The entry of ``GET /connector-plugins``: ``{"class", "type", "version"}``."""
@@ -159,7 +164,9 @@ class Plugins:
         registry = _Registry()
         seen: dict[type, str] = {}
 
-        def add(cls: Any, class_name: str, names: Iterable[str] = ()) -> None:
+        def add(
+            cls: Any, class_name: str, names: Iterable[str] = (), source: str = "built-in"
+        ) -> None:
             if not isinstance(cls, type) or inspect.isabstract(cls):
                 return
             kinds = plugin_types(cls)
@@ -177,7 +184,9 @@ class Plugins:
             seen[cls] = class_name
             registry.exact.setdefault(class_name, cls)
             for kind in kinds:
-                registry.descs.append(PluginDesc(class_name, kind, _version_of(cls, kind), cls))
+                registry.descs.append(
+                    PluginDesc(class_name, kind, _version_of(cls, kind), cls, source)
+                )
                 simple = cls.__name__
                 suffix = _SUFFIXES[kind]
                 short = simple[: -len(suffix)] if simple.endswith(suffix) else ""
@@ -203,9 +212,11 @@ class Plugins:
                     exc,
                 )
                 continue
-            add(loaded, _dotted(entry_point.value), [entry_point.name])
+            dist = distribution_of_entry_point(entry_point)
+            source = "unknown" if dist is None else dist.source
+            add(loaded, _dotted(entry_point.value), [entry_point.name], source)
         for cls in self._extra:
-            add(cls, f"{cls.__module__}.{cls.__qualname__}")
+            add(cls, f"{cls.__module__}.{cls.__qualname__}", source="code")
         registry.descs.sort(key=lambda d: (d.class_name, d.type.value))
         return registry
 

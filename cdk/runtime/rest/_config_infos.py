@@ -21,6 +21,7 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
+from cdk.runtime._key_notes import CONNECTOR_KEY_NOTES, no_effect_message
 from cdk.runtime._worker_config import CLIENT_OVERRIDE_PREFIXES, WorkerConfig, check_client_override
 from cdk.runtime.isolation._plugins import Plugins, PluginType, plugin_types
 from cdk.runtime.rest._requests import BadRequestException
@@ -32,11 +33,13 @@ __all__ = [
     "config_value_info",
     "connector_plugins",
     "plugin_config_infos",
+    "known_keys",
     "unknown_keys",
 ]
 
 #: Kafka's warning (``AbstractConfig.logUnused``) for a supplied key that no ConfigDef defines,
-#: after the connector context that Kafka Connect puts before its log lines (``[name|worker]``).
+#: after the connector context that Kafka Connect puts before its log lines (``[name|worker]``);
+#: :func:`cdk.runtime._key_notes.unknown_key_message` adds the closest known key.
 UNKNOWN_KEY_MESSAGE = "[%s|worker] The configuration '%s' was supplied but isn't a known config."
 
 # Keys under these prefixes go to plugins whose own keys are not all declared (converters,
@@ -61,7 +64,7 @@ def config_key_info(key: ConfigKey, prefix: str = "") -> dict[str, Any]:
         "type": key.type.name,
         "required": required,
         "default_value": None if required else convert_to_string(key.default_value, key.type),
-        "importance": key.importance.name,
+        "importance": None if key.importance is None else key.importance.name,
         "documentation": key.documentation,
         "group": key.group,
         "order": key.order_in_group,
@@ -127,6 +130,11 @@ def config_infos(
     with_classes = resolve_plugin_classes(plugins, resolved)
     definition = enrich(plugins, base, with_classes, False, kind="source" if is_source else "sink")
     validated = definition.validate_all(with_classes)
+    mode = str(getattr(worker_config, "MODE", "standalone"))
+    for key, note in CONNECTOR_KEY_NOTES.items():
+        if note.refused and mode in note.modes and str(props.get(key) or "").strip():
+            message = no_effect_message(key, note, mode)
+            validated.setdefault(key, ConfigValue(key)).add_error_message(message)
     if not is_source:
         validate_sink_topics(resolved, validated)
     for key, value in props.items():
@@ -178,6 +186,16 @@ def config_infos(
     }
 
 
+def known_keys(infos: Mapping[str, Any]) -> set[str]:
+    """The keys that a validated configuration's ConfigDefs define (or its validate reported)."""
+    known: set[str] = set()
+    for entry in infos.get("configs", ()):
+        for part in ("definition", "value"):
+            if entry.get(part):
+                known.add(entry[part]["name"])
+    return known
+
+
 def unknown_keys(infos: Mapping[str, Any], props: Mapping[str, Any]) -> list[str]:
     """The keys of ``props`` that no ConfigDef of a validated configuration defines, sorted.
 
@@ -189,11 +207,7 @@ def unknown_keys(infos: Mapping[str, Any], props: Mapping[str, Any]) -> list[str
         infos: what :func:`config_infos` answered for ``props``.
         props: the configuration as supplied.
     """
-    known: set[str] = set()
-    for entry in infos.get("configs", ()):
-        for part in ("definition", "value"):
-            if entry.get(part):
-                known.add(entry[part]["name"])
+    known = known_keys(infos)
     return sorted(
         key for key in props if key not in known and not key.startswith(_PASS_THROUGH_PREFIXES)
     )

@@ -163,6 +163,11 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     dispatch_request: Callable[[str, str, Any, Callable[[], bytes]], Response]
     track_connection: Callable[[socket.socket, bool], None]
+    #: the headers a response is sent with, from (method, request headers, response headers):
+    #: ``response.http.headers.config`` and CORS (``None``: as they are)
+    finish_headers: Callable[[str, Any, list[tuple[str, str]]], list[tuple[str, str]]] | None = None
+    #: whether a request is a CORS preflight answered at once, without dispatching it
+    is_preflight: Callable[[str, Any], bool] | None = None
     protocol_version = "HTTP/1.1"
     server_version = "connect-cdk"
     sys_version = ""
@@ -207,7 +212,13 @@ class RequestHandler(BaseHTTPRequestHandler):
         self._body_read = False
         status = 500
         try:
-            response = self.dispatch_request(self.command, self.path, self.headers, self._read_body)
+            preflight = self.is_preflight
+            if preflight is not None and preflight(self.command, self.headers):
+                response = Response(200)
+            else:
+                response = self.dispatch_request(
+                    self.command, self.path, self.headers, self._read_body
+                )
         except Exception as error:
             status = error_status(error)
             message = error.message if isinstance(error, HttpError) else str(error)
@@ -251,10 +262,15 @@ class RequestHandler(BaseHTTPRequestHandler):
             payload = json.dumps(response.body, ensure_ascii=False).encode("utf-8")
         try:
             self.send_response(response.status, HTTPStatus(response.status).phrase)
+            headers: list[tuple[str, str]] = []
             if response.body is not None and not raw:
-                self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for key, value in response.headers.items():
+                headers.append(("Content-Type", "application/json"))
+            headers.append(("Content-Length", str(len(payload))))
+            headers += response.headers.items()
+            finish = self.finish_headers
+            if finish is not None:
+                headers = finish(self.command, self.headers, headers)
+            for key, value in headers:
                 self.send_header(key, value)
             self.end_headers()
             if payload:
@@ -267,3 +283,4 @@ class RequestHandler(BaseHTTPRequestHandler):
     do_PUT = _handle
     do_PATCH = _handle
     do_DELETE = _handle
+    do_OPTIONS = _handle

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, parse_qs, quote, unquote, urlsplit
 
 from cdk.errors import ConfigException, NotFoundException
+from cdk.runtime._http_headers import Cors, HeaderRule, apply_header_rules, parse_header_rules
 from cdk.runtime._loggers import to_python_level
 from cdk.runtime._worker_config import Listener
 from cdk.runtime.rest._http import (
@@ -71,6 +72,12 @@ class RestServer:
         advertised: the URL given to other drivers and clients, as
             ``(scheme, host, port)`` with ``None`` for "the listener's own"; by default the
             first HTTP listener (the first HTTPS one when there is no HTTP one).
+        admin_listeners: Kafka's ``admin.listeners``: ``None`` serves the admin endpoints
+            (``/admin/...``) on ``listeners``; otherwise only these listeners serve them (and
+            nothing else), and an empty list disables them.
+        admin_tls: the TLS context of HTTPS admin listeners (``tls`` when ``None``).
+        header_rules: ``response.http.headers.config``, applied to every response.
+        cors: Kafka's ``access.control.allow.*`` answers to cross-origin requests.
 
     Example::
 
@@ -90,10 +97,28 @@ class RestServer:
         tls: ssl.SSLContext | None = None,
         client_tls: ssl.SSLContext | None = None,
         advertised: tuple[str | None, str | None, int | None] = (None, None, None),
+        admin_listeners: Sequence[Listener] | None = None,
+        admin_tls: ssl.SSLContext | None = None,
+        header_rules: Sequence[HeaderRule] = (),
+        cors: Cors | None = None,
     ) -> None:
         self.listeners: list[Listener] = (
             list(listeners) if listeners else [Listener("http", host, port)]
         )
+        #: the admin listeners (``None``: the admin endpoints are on :attr:`listeners`)
+        self.admin_listeners: list[Listener] | None = (
+            None if admin_listeners is None else list(admin_listeners)
+        )
+        self._admin_tls = admin_tls or tls
+        if self._admin_tls is None and any(x.scheme == "https" for x in self.admin_listeners or ()):
+            raise ConfigException(
+                "admin.listeners",
+                ",".join(x.url for x in self.admin_listeners or ()),
+                "HTTPS needs a TLS context",
+            )
+        self._header_rules = list(header_rules)
+        self._cors = cors if cors is not None and cors.enabled else None
+        self._admin_bound: list[BoundListener] = []
         if any(listener.scheme == "https" for listener in self.listeners) and tls is None:
             raise ConfigException(
                 "listeners", ",".join(x.url for x in self.listeners), "HTTPS needs a TLS context"
@@ -137,12 +162,24 @@ class RestServer:
             settings.get(k) for k in ("ssl.truststore.location", "ssl.truststore.certificates")
         )
         client_tls = client_context(settings, prefix) if https or trust_given else None
+        admin = config.admin_listeners()
+        admin_tls = None
+        if any(listener.scheme == "https" for listener in admin or ()):
+            admin_settings, admin_prefix = config.admin_ssl_settings()
+            admin_tls = server_context(admin_settings, admin_prefix)
+        origins, methods = config.cors()
         return cls(
             listeners=listeners,
             basic_auth=config.basic_auth(),
             tls=tls,
             client_tls=client_tls,
             advertised=(scheme, host, port),
+            admin_listeners=admin,
+            admin_tls=admin_tls,
+            header_rules=parse_header_rules(
+                "response.http.headers.config", str(config.get("response.http.headers.config"))
+            ),
+            cors=Cors(origins, methods),
         )
 
     # ------------------------------------------------------------------ lifecycle
@@ -153,23 +190,57 @@ class RestServer:
             ConnectException: an address cannot be bound (e.g. the port is in use).
         """
         if not self._bound:
-            rest = self
-
-            class Handler(RequestHandler):
-                dispatch_request = staticmethod(rest._dispatch)
-                track_connection = staticmethod(rest._track)
-
+            main_scope = "all" if self.admin_listeners is None else "main"
+            handler = self._handler(main_scope)
+            admin_handler = self._handler("admin")
             try:
                 for listener in self.listeners:
                     tls = self._tls if listener.scheme == "https" else None
-                    self._bound.append(bind_listener(listener, Handler, tls))
+                    self._bound.append(bind_listener(listener, handler, tls))
+                for listener in self.admin_listeners or ():
+                    tls = self._admin_tls if listener.scheme == "https" else None
+                    bound = bind_listener(listener, admin_handler, tls)
+                    self._bound.append(bound)
+                    self._admin_bound.append(bound)
             except BaseException:
                 for bound in self._bound:
                     bound.stop()
                 self._bound = []
+                self._admin_bound = []
                 raise
-            self.listeners = [bound.listener for bound in self._bound]
+            self.listeners = [b.listener for b in self._bound if b not in self._admin_bound]
+            if self.admin_listeners is not None:
+                self.admin_listeners = [b.listener for b in self._admin_bound]
         return self.url
+
+    def _handler(self, scope: str) -> type[RequestHandler]:
+        """The request handler class of listeners serving ``scope`` (all, main or admin)."""
+        rest = self
+
+        def dispatch(
+            method: str, raw_path: str, headers: Any, read_body: Callable[[], bytes]
+        ) -> Response:
+            return rest._dispatch(method, raw_path, headers, read_body, scope=scope)
+
+        class Handler(RequestHandler):
+            dispatch_request = staticmethod(dispatch)
+            track_connection = staticmethod(rest._track)
+            finish_headers = staticmethod(rest._finish_headers)
+            is_preflight = staticmethod(rest._cors.is_preflight) if rest._cors else None
+
+        return Handler
+
+    def _finish_headers(
+        self, method: str, request: Any, headers: list[tuple[str, str]]
+    ) -> list[tuple[str, str]]:
+        if self._cors is not None:
+            headers = headers + self._cors.headers(method, request)
+        return apply_header_rules(headers, self._header_rules) if self._header_rules else headers
+
+    @property
+    def admin_urls(self) -> list[str]:
+        """The URLs of the admin listeners (bound ports once :meth:`bind` ran); ``[]`` if none."""
+        return [listener.url for listener in self.admin_listeners or ()]
 
     def start(self, herder: AbstractHerder) -> None:
         """Serve ``herder``'s API on background threads (binding first if needed)."""
@@ -183,6 +254,13 @@ class RestServer:
             ", ".join(listener.url for listener in self.listeners),
             self.url,
         )
+        if self.admin_listeners is not None:
+            log.info(
+                "Admin REST API (/admin/...) %s",
+                "disabled (admin.listeners is empty)"
+                if not self.admin_listeners
+                else "listening on " + ", ".join(x.url for x in self.admin_listeners),
+            )
 
     def _warn_clear_credentials(self) -> None:
         if self._basic_auth is None:
@@ -317,7 +395,13 @@ class RestServer:
         ]
 
     def _dispatch(
-        self, method: str, raw_path: str, headers: Any, read_body: Callable[[], bytes]
+        self,
+        method: str,
+        raw_path: str,
+        headers: Any,
+        read_body: Callable[[], bytes],
+        *,
+        scope: str = "all",
     ) -> Response:
         self._authenticate(headers.get("Authorization"))
         split = urlsplit(raw_path)
@@ -325,6 +409,9 @@ class RestServer:
         parts = [unquote(p) for p in path.strip("/").split("/")] if path != "/" else []
         allowed: set[str] = set()
         for candidate in self._routes:
+            is_admin = bool(candidate.parts) and candidate.parts[0] == "admin"
+            if (scope == "main" and is_admin) or (scope == "admin" and not is_admin):
+                continue
             params = candidate.match(parts)
             if params is None:
                 continue

@@ -90,6 +90,7 @@ class StandaloneHerder(AbstractHerder):
 
     def stop(self) -> None:
         """Stop every connector and task (tasks commit their offsets), then the herder."""
+        self._reloads.close()
         with self._lock:
             self._stopping = True
             self._ready.clear()
@@ -221,6 +222,7 @@ class StandaloneHerder(AbstractHerder):
             self._task_configs.pop(name, None)
             self._secret_keys.pop(name, None)
             self._starts.pop(name, None)
+            self._reloads.cancel(name)
             self._status.remove_connector(name)
             log.info("Deleted connector %s", name)
 

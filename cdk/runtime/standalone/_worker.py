@@ -24,7 +24,13 @@ from cdk.runtime._worker_config import (
     REST_ADVERTISED_PORT_CONFIG,
     WorkerConfig,
 )
-from cdk.runtime.isolation._plugins import Plugins
+from cdk.runtime.isolation._plugin_path import (
+    PLUGIN_PATH_CONFIG,
+    check_requirements,
+    install_plugin_path,
+    plugin_distributions,
+)
+from cdk.runtime.isolation._plugins import ENTRY_POINT_GROUP, Plugins
 from cdk.runtime.metrics._values import MetricsSnapshot
 from cdk.runtime.rest._server import RestServer
 from cdk.runtime.standalone._herder import StandaloneHerder
@@ -135,8 +141,11 @@ class EmbeddedWorker(InProcessWorker):
         extra_plugins: Iterable[type] = (),
         cluster_id_timeout: float = 10.0,
     ) -> None:
+        install_plugin_path(worker_props.get(PLUGIN_PATH_CONFIG))  # before any discovery
         self.plugins = plugins if plugins is not None else Plugins(extra_plugins)
         self.config = WorkerConfig(worker_props, plugins=self.plugins)
+        # every plugin's declared requirements hold, before any connector or task runs
+        check_requirements(plugin_distributions(ENTRY_POINT_GROUP))
         self._rest_enabled = rest
         self._cluster_id_timeout = cluster_id_timeout
         self.rest: RestServer | None = None

@@ -16,6 +16,7 @@ key                            value
 ``target-state-<name>``        ``{"state":"PAUSED","state.v2":"STOPPED"}`` (``state`` is
                                ``PAUSED`` for ``STOPPED``, for workers that predate it)
 ``restart-connector-<name>``   ``{"include-tasks":B,"only-failed":B}``
+``logger-cluster-<namespace>`` ``{"level":"DEBUG"}``: a cluster-wide log level (KIP-976)
 ============================== =========================================================
 
 Status topic (``status.storage.topic``):
@@ -41,6 +42,7 @@ from cdk.runtime._status import ConnectorTaskId, State, Status, TargetState
 __all__ = [
     "CONNECTOR_PREFIX",
     "COMMIT_PREFIX",
+    "LOGGER_CLUSTER_PREFIX",
     "RESTART_PREFIX",
     "STATUS_CONNECTOR_PREFIX",
     "STATUS_TASK_PREFIX",
@@ -55,10 +57,12 @@ __all__ = [
     "decode_status",
     "encode_commit",
     "encode_properties",
+    "encode_logger_level",
     "encode_restart",
     "encode_status",
     "encode_target_state",
     "encode_topic_status",
+    "logger_key",
     "restart_key",
     "status_connector_key",
     "status_task_key",
@@ -72,6 +76,7 @@ TASK_PREFIX = "task-"
 COMMIT_PREFIX = "commit-"
 TARGET_STATE_PREFIX = "target-state-"
 RESTART_PREFIX = "restart-connector-"
+LOGGER_CLUSTER_PREFIX = "logger-cluster-"
 STATUS_CONNECTOR_PREFIX = "status-connector-"
 STATUS_TASK_PREFIX = "status-task-"
 STATUS_TOPIC_PREFIX = "status-topic-"
@@ -107,6 +112,11 @@ def target_state_key(name: str) -> str:
 def restart_key(name: str) -> str:
     """``restart-connector-<name>``."""
     return RESTART_PREFIX + name
+
+
+def logger_key(namespace: str) -> str:
+    """``logger-cluster-<namespace>``."""
+    return LOGGER_CLUSTER_PREFIX + namespace
 
 
 def status_connector_key(name: str) -> str:
@@ -146,6 +156,11 @@ def encode_restart(include_tasks: bool, only_failed: bool) -> bytes:
     return _dumps({"include-tasks": include_tasks, "only-failed": only_failed})
 
 
+def encode_logger_level(level: str) -> bytes:
+    """The value of a ``logger-cluster-`` record (Kafka's ``LOGGER_LEVEL_V0``: ``level``)."""
+    return _dumps({"level": level})
+
+
 def encode_status(status: Status, generation: int) -> bytes:
     """The value of a ``status-connector-`` or ``status-task-`` record."""
     return _dumps(
@@ -178,15 +193,17 @@ class ConfigRecord:
     """One record of the config topic, decoded.
 
     Attributes:
-        kind: ``connector``, ``task``, ``commit``, ``target-state``, ``restart`` or ``other``
-            (keys this module does not know, such as ``session-key``: skip them).
-        connector: the connector the record is about (``""`` for ``other``).
+        kind: ``connector``, ``task``, ``commit``, ``target-state``, ``restart``, ``logger``
+            or ``other`` (keys this module does not know, such as ``session-key``: skip them).
+        connector: the connector the record is about (``""`` for ``other``; the logger
+            namespace for ``logger``).
         task: the task number of a ``task`` record, else ``None``.
         properties: the config of a ``connector`` or ``task`` record (``None`` for a tombstone).
         tasks: the task count of a ``commit`` record.
         target_state: the state of a ``target-state`` record (``None`` for a tombstone).
         include_tasks: of a ``restart`` record.
         only_failed: of a ``restart`` record.
+        level: the level of a ``logger`` record (``None`` for a tombstone).
     """
 
     kind: str
@@ -197,6 +214,7 @@ class ConfigRecord:
     target_state: TargetState | None = None
     include_tasks: bool = False
     only_failed: bool = False
+    level: str | None = None
 
 
 def _loads(value: bytes | None) -> Any:
@@ -238,6 +256,9 @@ def decode_config(key: str, value: bytes | None) -> ConfigRecord:
             include_tasks=bool(data.get("include-tasks", False)),
             only_failed=bool(data.get("only-failed", False)),
         )
+    if key.startswith(LOGGER_CLUSTER_PREFIX):
+        level = None if data is None else str(data["level"])
+        return ConfigRecord("logger", key[len(LOGGER_CLUSTER_PREFIX) :], level=level)
     return ConfigRecord("other", "")
 
 

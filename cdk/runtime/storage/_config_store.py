@@ -17,7 +17,7 @@ later commits to know when their generation ended.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,9 +28,11 @@ from cdk.runtime.storage._cluster_records import (
     connector_key,
     decode_config,
     encode_commit,
+    encode_logger_level,
     encode_properties,
     encode_restart,
     encode_target_state,
+    logger_key,
     restart_key,
     target_state_key,
     task_key,
@@ -129,6 +131,10 @@ class KafkaConfigBackingStore:
             raise ConfigException("config.storage.topic", topic, "Must be a non-empty topic name")
         self.topic = topic
         self._listener = listener
+        #: called with ``(namespace, level)`` for each logger record read after :meth:`start`
+        #: (as Kafka, records read while starting are not applied: cluster levels are not
+        #: persistent across restarts)
+        self.on_logger_level: Callable[[str, str], None] | None = None
         self._started = False
         self._offset = 0
         self._configs: dict[str, dict[str, str]] = {}
@@ -271,6 +277,13 @@ class KafkaConfigBackingStore:
                 self._event("on_target_state_change", name, rec.target_state)
         elif rec.kind == "restart":
             self._event("on_restart_request", name, rec.include_tasks, rec.only_failed)
+        elif rec.kind == "logger":
+            apply = self.on_logger_level
+            if self._started and apply is not None and rec.level is not None:
+                try:
+                    apply(name, rec.level)
+                except Exception:
+                    log.exception("Could not apply the cluster log level %s=%s", name, rec.level)
         else:
             log.debug("Ignoring config topic record %s", key)
 
@@ -331,6 +344,10 @@ class KafkaConfigBackingStore:
     def put_restart_request(self, connector: str, include_tasks: bool, only_failed: bool) -> None:
         """Write a restart request (``restart-connector-<name>``)."""
         self._write([(restart_key(connector), encode_restart(include_tasks, only_failed))])
+
+    def put_logger_level(self, namespace: str, level: str) -> None:
+        """Write a cluster-wide log level (``logger-cluster-<namespace>``), as Kafka's workers."""
+        self._write([(logger_key(namespace), encode_logger_level(level))])
 
     def __repr__(self) -> str:
         return f"KafkaConfigBackingStore(topic={self.topic!r})"

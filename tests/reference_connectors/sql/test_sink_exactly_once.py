@@ -108,6 +108,22 @@ class _Worker:
 def test_kill_between_the_database_commit_and_kafkas_leaves_no_duplicate(
     kafka_bootstrap: str, database: TestDatabase, tmp_path: Path
 ) -> None:
+    _kill_and_resume(kafka_bootstrap, database, tmp_path, routed=False)
+
+
+def test_offsets_are_stored_by_the_topic_read_when_a_regex_router_renames_it(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    # KIP-793: the table is named after the routed topic, the stored offsets after the one
+    # the consumer reads; keyed by the routed one, the restarted sink would find none and
+    # write every record again
+    for database in make_database("sqlite", tmp_path):
+        _kill_and_resume(kafka_bootstrap, database, tmp_path, routed=True)
+
+
+def _kill_and_resume(
+    kafka_bootstrap: str, database: TestDatabase, tmp_path: Path, *, routed: bool
+) -> None:
     topic = make_topic(kafka_bootstrap, prefix="sql-eos")
     name = f"eos-{topic[-10:]}"
     worker = write_properties(
@@ -131,29 +147,40 @@ def test_kill_between_the_database_commit_and_kafkas_leaves_no_duplicate(
             "insert.mode": "insert",
             "pk.mode": "none",
             "batch.size": "50",
+            **(
+                {
+                    "transforms": "route",
+                    "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                    "transforms.route.regex": "(.*)",
+                    "transforms.route.replacement": "$1_routed",
+                }
+                if routed
+                else {}
+            ),
         },
     )
+    table = f"{topic}_routed" if routed else topic
     _produce(kafka_bootstrap, topic, range(300))
     first = _Worker(tmp_path, worker, connector, 1)
     try:
         wait_until(
-            lambda: _count(database, topic)[0] >= 300,
+            lambda: _count(database, table)[0] >= 300,
             timeout=90,
-            message=lambda: f"300 rows; have {_count(database, topic)}; log: {first.tail()}",
+            message=lambda: f"300 rows; have {_count(database, table)}; log: {first.tail()}",
         )
         first.kill()  # after the database commit, before Kafka's
     finally:
         first.stop()
     assert _committed(kafka_bootstrap, f"connect-{name}", topic) < 0  # nothing committed
-    assert _count(database, topic) == (300, 300)
+    assert _count(database, table) == (300, 300)
 
     _produce(kafka_bootstrap, topic, range(300, 400))
     second = _Worker(tmp_path, worker, connector, 2)
     try:
         wait_until(
-            lambda: _count(database, topic)[1] >= 400,
+            lambda: _count(database, table)[1] >= 400,
             timeout=90,
-            message=lambda: f"400 ids; have {_count(database, topic)}; log: {second.tail()}",
+            message=lambda: f"400 ids; have {_count(database, table)}; log: {second.tail()}",
         )
         assert "Resuming from the offsets stored in the database" in second.tail() or (
             "Resuming" in second.log.read_text(errors="replace")
@@ -161,4 +188,4 @@ def test_kill_between_the_database_commit_and_kafkas_leaves_no_duplicate(
     finally:
         second.stop()
     assert second.proc.returncode is not None
-    assert _count(database, topic) == (400, 400)  # no duplicate, nothing lost
+    assert _count(database, table) == (400, 400)  # no duplicate, nothing lost

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -457,3 +458,111 @@ def test_replays_the_recorded_kafka_exchanges_in_distributed_mode(
     assert worker.rest_url is not None
     with httpx.Client(base_url=worker.rest_url, timeout=30) as client:
         replay(client, tmp_path)
+
+
+def test_a_sink_created_with_its_source_gets_the_new_topic_s_records_within_seconds(
+    driver: Driver, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Source and sink created together on a topic the source is about to create.
+
+    The sink's task starts on its worker before the source's has created the topic: its
+    consumer finds the topic missing, and librdkafka looked again only at its next metadata
+    refresh (five minutes). The records must arrive within seconds.
+    """
+    worker = driver(workers=2)
+    herder = worker.herder
+    topic = f"new-{uuid.uuid4().hex[:10]}"
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    lines = [f"line {i}" for i in range(20)]
+    source_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="cdk.runtime.sink"):
+        herder.create_connector(
+            "sink", {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic}
+        )
+        # its consumer found the topic missing (a slow source makes it so)
+        wait_until(
+            lambda: f"Subscribed topic not available: {topic}" in caplog.text,
+            30,
+            message=lambda: "the sink's consumer to find the topic missing; log:\n" + caplog.text,
+        )
+    herder.create_connector(
+        "src", {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
+    )
+
+    def written() -> list[str]:
+        return sink_file.read_text(encoding="utf-8").splitlines() if sink_file.exists() else []
+
+    wait_until(
+        lambda: written() == lines,
+        20,
+        message=lambda: f"{len(lines)} lines in {sink_file}; written: {written()[-3:]}",
+    )
+
+
+def test_cluster_scope_log_levels_reach_every_driver_and_worker_through_the_config_topic(
+    driver: Driver, props: dict[str, str], kafka_bootstrap: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``PUT /admin/loggers/{l}?scope=cluster`` writes Kafka's record; everyone applies it."""
+    from confluent_kafka import Producer
+
+    namespace, java_namespace = "acme.cluster.levels", "acme.cluster.java"
+    leader = driver(rest=True, workers=1)
+    standby = driver(rest=True, workers=1)
+    assert standby.rest_url is not None
+    try:
+        with (
+            caplog.at_level(logging.INFO, logger="cdk.runtime.distributed"),
+            httpx.Client(base_url=standby.rest_url, timeout=30) as http,
+        ):
+            response = http.put(
+                f"/admin/loggers/{namespace}?scope=cluster", json={"level": "DEBUG"}
+            )
+            assert response.status_code == 204, response.text  # the standby writes it
+            for herder in (leader.herder, standby.herder):
+                wait_until(
+                    lambda herder=herder: (
+                        herder.all_logger_levels().get(namespace, {}).get("level") == "DEBUG"
+                    ),
+                    30,
+                    message=lambda: f"{namespace} at DEBUG on every driver",
+                )
+                assert herder.all_logger_levels()[namespace]["last_modified"] is not None
+            workers = {_placement(d).worker_id(0) for d in (leader, standby)}
+            wait_until(
+                lambda: (
+                    {
+                        w
+                        for w in workers
+                        if f"Worker {w}: setting the level of logger {namespace} to DEBUG"
+                        in caplog.text
+                    }
+                    == workers
+                ),
+                30,
+                message=lambda: "every worker to apply the level; log:\n" + caplog.text,
+            )
+            got = http.get("/admin/loggers").json()[namespace]
+            assert got["level"] == "DEBUG"
+            assert isinstance(got["last_modified"], int)
+        # Kafka's record, exactly (a Java worker reads it; the kit reads a Java worker's)
+        records = [(k, v) for _p, k, v in _records(kafka_bootstrap, props["config.storage.topic"])]
+        assert (f"logger-cluster-{namespace}".encode(), b'{"level":"DEBUG"}') in records
+        producer = Producer({"bootstrap.servers": kafka_bootstrap})
+        producer.produce(
+            props["config.storage.topic"],
+            key=f"logger-cluster-{java_namespace}".encode(),
+            value=b'{"level":"ERROR"}',
+        )
+        assert producer.flush(30) == 0
+        wait_until(
+            lambda: (
+                logging.getLogger(java_namespace).level == logging.ERROR
+                and standby.herder.all_logger_levels().get(java_namespace, {}).get("level")
+                == "ERROR"
+            ),
+            30,
+            message="a record written as a Java worker writes it to be applied",
+        )
+    finally:
+        for name in (namespace, java_namespace):
+            logging.getLogger(name).setLevel(logging.NOTSET)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
 
 from cdk.api import SourceConnector, SourceRecord, SourceTask, Task
-from cdk.config import ConfigDef, Importance, Type
+from cdk.config import ConfigData, ConfigDef, ConfigProvider, Importance, Type
 from cdk.errors import AlreadyExistsException, ConnectException, NotFoundException
 from cdk.runtime._status import ConnectorTaskId, State, TargetState
 from cdk.runtime.rest._requests import BadRequestException
@@ -52,9 +53,24 @@ class TinySourceTask(SourceTask):
         self._stop.set()
 
 
+# the value of required.thing each TinySourceConnector started with, per connector name
+STARTS: dict[str, list[str]] = {}
+
+
+class TtlProvider(ConfigProvider):
+    """A config provider whose values change on every read and expire after 200 ms."""
+
+    reads = itertools.count()
+
+    def get(self, path: str, keys: Iterable[str] | None = None) -> ConfigData:
+        n = next(TtlProvider.reads)
+        return ConfigData(dict.fromkeys(keys or (), f"v{n}"), ttl=200)
+
+
 class TinySourceConnector(SourceConnector):
     def start(self, props: dict[str, str]) -> None:
         self._props = dict(props)
+        STARTS.setdefault(props["name"], []).append(props.get("required.thing", ""))
 
     def task_class(self) -> type[Task]:
         return TinySourceTask
@@ -93,6 +109,8 @@ def embedded(kafka_bootstrap: str) -> Iterator[EmbeddedWorker]:
         "key.converter": "StringConverter",
         "value.converter": "StringConverter",
         "offset.flush.interval.ms": "100",
+        "config.providers": "ttl",
+        "config.providers.ttl.class": f"{__name__}:TtlProvider",
     }
     with EmbeddedWorker(props, rest=False, extra_plugins=[TinySourceConnector]) as worker:
         yield worker
@@ -185,8 +203,10 @@ def test_a_key_no_config_def_knows_is_warned_about_as_kafka_does(
         herder.create_connector("typos", config)
     warnings = [r for r in caplog.records if r.name == "cdk.runtime.config"]
     assert [r.getMessage() for r in warnings] == [
-        "[typos|worker] The configuration 'pasword' was supplied but isn't a known config.",
-        "[typos|worker] The configuration 'topik' was supplied but isn't a known config.",
+        "[typos|worker] The configuration 'pasword' was supplied but isn't a known config; "
+        "did you mean 'password'?",
+        "[typos|worker] The configuration 'topik' was supplied but isn't a known config; "
+        "did you mean 'topic'?",
     ]
     assert all(r.levelno == logging.WARNING for r in warnings)
     assert SECRET not in caplog.text
@@ -195,6 +215,29 @@ def test_a_key_no_config_def_knows_is_warned_about_as_kafka_does(
     with caplog.at_level(logging.WARNING, logger="cdk.runtime.config"):
         herder.validate_connector_config(config)
     assert not [r for r in caplog.records if r.name == "cdk.runtime.config"]
+
+
+def test_config_action_reload_restarts_a_connector_when_its_values_expire(
+    herder: StandaloneHerder,
+) -> None:
+    variable = {"required.thing": "${ttl:secrets:thing}"}
+    herder.create_connector("reloads", source_config(**variable))
+    herder.create_connector("keeps", source_config(**variable, **{"config.action.reload": "none"}))
+    wait_until(lambda: running(herder, "keeps", 1), 20, message="keeps running")
+    # restart (the default): restarted with the provider's new values each time they expire
+    wait_until(lambda: len(STARTS.get("reloads", [])) >= 3, 20, message="reloads restarted twice")
+    values = STARTS["reloads"]
+    assert len(set(values)) == len(values), values
+    wait_until(lambda: running(herder, "reloads", 1), 20, message="reloads running")
+    # the stored config keeps the reference, never the resolved value
+    assert herder.raw_connector_config("reloads")["required.thing"] == "${ttl:secrets:thing}"
+    # none: the values expired as often, and the connector kept running with the old ones
+    assert len(STARTS["keeps"]) == 1
+    herder.delete_connector("reloads")
+    restarts = len(STARTS["reloads"])
+    herder.create_connector("after", source_config())  # the herder thread has moved on
+    wait_until(lambda: running(herder, "after", 1), 20, message="after running")
+    assert len(STARTS["reloads"]) <= restarts + 1  # a restart in flight at the delete at most
 
 
 def test_put_patch_and_reconfiguration(embedded: EmbeddedWorker) -> None:
