@@ -70,6 +70,13 @@ def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
         ],
         [
             "source",
+            "reference_connectors.rabbitmq.RabbitMQSourceConnector",
+            "0.1.0",
+            "RabbitMQSource, RabbitMQSourceConnector, "
+            "io.confluent.connect.rabbitmq.RabbitMQSourceConnector",
+        ],
+        [
+            "source",
             "reference_connectors.sql.SqlSourceConnector",
             "0.1.0",
             "SqlSource, JdbcSource, SqlSourceConnector, "
@@ -87,6 +94,13 @@ def test_plugins_lists_entry_point_connectors_and_filters_by_type() -> None:
             "0.1.0",
             "FileStreamSink, FileStreamSinkConnector, "
             "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        ],
+        [
+            "sink",
+            "reference_connectors.rabbitmq.RabbitMQSinkConnector",
+            "0.1.0",
+            "RabbitMQSink, RabbitMQSinkConnector, "
+            "io.confluent.connect.rabbitmq.sink.RabbitMQSinkConnector",
         ],
         [
             "sink",
