@@ -9,20 +9,18 @@ and the registry's reason.
 
 from __future__ import annotations
 
-import json
-import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from cdk.converters import AvroConverter, Converter
 from cdk.data import Schema, SchemaBuilder, Struct
 from cdk.errors import ConfigException, DataException, RetriableException
+from tests.converters._registry_servers import answering_server as _answering_server
+from tests.converters._registry_servers import failing as _failing
+from tests.converters._registry_servers import refused_port as _refused_port
 
 TOPIC = "orders"
 TIMEOUT = 0.5  # seconds, the configured request timeout
@@ -54,95 +52,6 @@ def _settings(url: str, **extra: Any) -> dict[str, Any]:
         "schema.registry.retries.wait.ms": "10",
         **extra,
     }
-
-
-@contextmanager
-def _refused_port() -> Iterator[str]:
-    """A loopback port nothing listens on (bound, then closed)."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    yield f"http://127.0.0.1:{port}"
-
-
-@contextmanager
-def _silent_server() -> Iterator[str]:
-    """A socket that accepts connections and never answers."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.05)
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            accepted.append(conn)  # hold it open, never reply
-
-    thread = threading.Thread(target=accept, name="silent-registry", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join(5)
-        for conn in accepted:
-            conn.close()
-        server.close()
-
-
-class _Answer(BaseHTTPRequestHandler):
-    status = 503
-    body: ClassVar[dict[str, Any]] = {"error_code": 50301, "message": "registry overloaded"}
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def _reply(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        data = json.dumps(self.body).encode()
-        self.send_response(self.status)
-        self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = _reply
-    do_POST = _reply
-
-
-@contextmanager
-def _answering_server(status: int, body: dict[str, Any]) -> Iterator[str]:
-    handler = type("Handler", (_Answer,), {"status": status, "body": body})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="answering-registry", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
-@contextmanager
-def _failing(mode: str) -> Iterator[str]:
-    if mode == "down":
-        with _refused_port() as url:
-            yield url
-    elif mode == "silent":
-        with _silent_server() as url:
-            yield url
-    else:
-        with _answering_server(503, _Answer.body) as url:
-            yield url
 
 
 def _payload() -> bytes:
