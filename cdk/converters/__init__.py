@@ -13,6 +13,7 @@ from cdk.converters._avro import AvroConverter
 from cdk.converters._header import SimpleHeaderConverter
 from cdk.converters._json import JsonConverter
 from cdk.converters._json_schema import JsonSchemaConverter
+from cdk.converters._protobuf import ProtobufConverter
 from cdk.converters._simple import (
     BooleanConverter,
     ByteArrayConverter,
@@ -26,6 +27,7 @@ from cdk.converters._simple import (
 
 __all__ = [
     "AvroConverter",
+    "ProtobufConverter",
     "JsonSchemaConverter",
     "Converter",
     "HeaderConverter",
