@@ -389,7 +389,7 @@ def _fill(message: Any, schema: Schema, struct: Struct) -> None:
 
 
 def _set(message: Any, fd: Any, schema: Schema, value: Any) -> None:
-    if fd.is_repeated:
+    if _repeated(fd):
         if schema.type is SchemaType.MAP:
             container = getattr(message, fd.name)
             entry_desc = fd.message_type
@@ -555,7 +555,7 @@ def _field_meta(meta_pb2: Any) -> Any:
 
 
 def _is_map(fd: Any) -> bool:
-    if not fd.is_repeated or fd.type != fd.TYPE_MESSAGE:
+    if not _repeated(fd) or fd.type != fd.TYPE_MESSAGE:
         return False
     entry = fd.message_type
     names = [f.name for f in entry.fields]
@@ -637,7 +637,7 @@ def _field_schema(
         builder.optional()
     else:  # pragma: no cover - groups
         raise DataException(f"Unsupported Protobuf field type {t} ({fd.name})")
-    if fd.is_repeated and not _is_map(fd):
+    if _repeated(fd) and not _is_map(fd):
         builder = SchemaBuilder.array(builder.optional().build()).optional()
     if (
         oneof_member
@@ -707,7 +707,7 @@ def _struct_in(schema: Schema, message: Any) -> Struct:
         fd = desc.fields_by_name.get(f.name)
         if fd is None:
             continue
-        if fd.type == fd.TYPE_MESSAGE and not fd.is_repeated and not message.HasField(fd.name):
+        if fd.type == fd.TYPE_MESSAGE and not _repeated(fd) and not message.HasField(fd.name):
             continue
         if _synthetic(fd) and not message.HasField(fd.name):
             continue
@@ -716,7 +716,7 @@ def _struct_in(schema: Schema, message: Any) -> Struct:
 
 
 def _value_in(schema: Schema, fd: Any, value: Any) -> Any:
-    if fd.is_repeated:
+    if _repeated(fd):
         if schema.type is SchemaType.MAP:
             kfd, vfd = fd.message_type.fields
             if fd.message_type.GetOptions().map_entry:
@@ -792,3 +792,11 @@ def index_of(descriptor: Any) -> list[int]:
         current = parent
     path.insert(0, list(current.file.message_types_by_name).index(current.name))
     return path
+
+
+def _repeated(fd: Any) -> bool:
+    """Whether a field is repeated (``is_repeated`` in protobuf 6+, ``label`` before)."""
+    flag = getattr(fd, "is_repeated", None)
+    if flag is not None:
+        return bool(flag)
+    return bool(fd.label == fd.LABEL_REPEATED)
