@@ -19,8 +19,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from cdk.converters import _json_schema_data as _data
+from cdk.converters import _json_schema_plan as _plan
+from cdk.converters import _registry as _reg
 from cdk.converters._json_text import json_decimal
 from cdk.converters._sr_base import RegistryConverter
+from cdk.converters._sr_plan import Decode, Encode
 from cdk.data import Schema, SchemaAndValue, SchemaType
 from cdk.errors import DataException, MissingExtraError
 
@@ -64,10 +67,12 @@ def _has_numeric(schema: Schema) -> bool:
 class _Writer:
     """A JSON Schema in the registry: its parsed form, Connect schema and validator."""
 
-    __slots__ = ("connect", "exact_numbers", "json", "validator")
+    __slots__ = ("connect", "decoder", "exact_numbers", "json", "validator")
 
     def __init__(self, node: Any, connect: Schema | None, validator: Any) -> None:
         self.json = node
+        # the Connect schema read payloads have, and the plan reading them (None: none)
+        self.decoder: tuple[Schema, Decode | None] | None = None
         self.connect = connect
         self.validator = validator
         self.exact_numbers = connect is not None and _has_numeric(connect)
@@ -179,6 +184,22 @@ class JsonSchemaConverter(RegistryConverter[_Writer]):
         if writer.validator is not None:
             self._check(writer, json.loads(orjson.dumps(tree, default=_fragment)))
         return orjson.dumps(tree, default=_fragment)
+
+    def _compile_encoder(self, writer: _Writer, schema: Schema, header: bytes) -> Encode | None:
+        if writer.validator is not None:
+            return None
+        return _plan.compile_encoder(schema, self._data_config, header, _fragment)
+
+    def _compile_decoder(
+        self, writer: _Writer, version: int | None, body: memoryview
+    ) -> tuple[bytes, Decode] | None:
+        schema = writer.connect
+        if schema is None or writer.validator is not None or writer.exact_numbers:
+            return None
+        if writer.decoder is None or writer.decoder[0] is not schema:
+            writer.decoder = (schema, _plan.compile_decoder(schema, _reg.HEADER.size))
+        decoder = writer.decoder[1]
+        return None if decoder is None else (b"", decoder)
 
     def _decode(self, writer: _Writer, version: int | None, body: memoryview) -> SchemaAndValue:
         if writer.connect is None or writer.connect.version != version:

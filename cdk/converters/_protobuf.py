@@ -19,8 +19,10 @@ import binascii
 from typing import TYPE_CHECKING, Any
 
 from cdk.converters import _protobuf_data as _data
+from cdk.converters import _protobuf_plan as _plan
 from cdk.converters import _registry as _reg
 from cdk.converters._sr_base import RegistryConverter
+from cdk.converters._sr_plan import Decode, Encode
 from cdk.data import Schema, SchemaAndValue
 from cdk.errors import DataException, MissingExtraError
 
@@ -100,7 +102,16 @@ def read_indexes(body: memoryview) -> tuple[list[int], int]:
 class _Writer:
     """A Protobuf schema: its file, the message, its class and the message-index list."""
 
-    __slots__ = ("connect", "descriptor", "file", "indexes", "message_class", "name", "prefix")
+    __slots__ = (
+        "connect",
+        "decoders",
+        "descriptor",
+        "file",
+        "indexes",
+        "message_class",
+        "name",
+        "prefix",
+    )
 
     def __init__(self, file_proto: Any, full_name: str | None, indexes: list[int] | None) -> None:
         _, _, message_factory = _data.pb()
@@ -119,6 +130,8 @@ class _Writer:
         self.message_class = message_factory.GetMessageClass(self.descriptor)
         self.prefix = write_indexes(self.indexes)
         self.connect: dict[tuple[int, int | None], Schema] = {}
+        # (message-index bytes, version) -> the plan reading such payloads (None: none)
+        self.decoders: dict[tuple[bytes, int | None], Decode | None] = {}
 
 
 class ProtobufConverter(RegistryConverter[_Writer]):
@@ -233,8 +246,29 @@ class ProtobufConverter(RegistryConverter[_Writer]):
         body: bytes = message.SerializeToString()
         return writer.prefix + body
 
-    def _decode(self, writer: _Writer, version: int | None, body: memoryview) -> SchemaAndValue:
+    def _compile_encoder(self, writer: _Writer, schema: Schema, header: bytes) -> Encode | None:
+        return _plan.compile_encoder(
+            writer.descriptor, writer.message_class, schema, header + writer.prefix
+        )
+
+    def _compile_decoder(
+        self, writer: _Writer, version: int | None, body: memoryview
+    ) -> tuple[bytes, Decode] | None:
         indexes, used = read_indexes(body)
+        start = bytes(body[:used])
+        key = (start, version)
+        if key in writer.decoders:
+            decoder = writer.decoders[key]
+        else:
+            descriptor, schema, cls = self._message_type(writer, version, indexes)
+            decoder = _plan.compile_decoder(descriptor, cls, schema, _reg.HEADER.size + used)
+            writer.decoders[key] = decoder
+        return None if decoder is None else (start, decoder)
+
+    def _message_type(
+        self, writer: _Writer, version: int | None, indexes: list[int]
+    ) -> tuple[Any, Schema, Any]:
+        """The descriptor, Connect schema and message class of the message at ``indexes``."""
         if indexes != writer.indexes:
             descriptor = _data.message_at(writer.file, indexes)
         else:
@@ -250,6 +284,11 @@ class ProtobufConverter(RegistryConverter[_Writer]):
             if descriptor is writer.descriptor
             else (message_factory.GetMessageClass(descriptor))
         )
+        return descriptor, schema, cls
+
+    def _decode(self, writer: _Writer, version: int | None, body: memoryview) -> SchemaAndValue:
+        indexes, used = read_indexes(body)
+        _, schema, cls = self._message_type(writer, version, indexes)
         message = cls()
         try:
             message.ParseFromString(bytes(body[used:]))

@@ -32,7 +32,17 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from cdk.data import Date, Decimal, Schema, SchemaBuilder, SchemaType, Struct, Time, Timestamp
+from cdk.data import (
+    Date,
+    Decimal,
+    Field,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    Struct,
+    Time,
+    Timestamp,
+)
 from cdk.errors import DataException
 
 __all__: list[str] = []
@@ -140,7 +150,8 @@ def _to_map_entry(name: str) -> str:
     return name + "Entry"
 
 
-def _is_union(schema: Schema) -> bool:
+def is_union(schema: Schema) -> bool:
+    """Whether ``schema`` is a union struct (a oneof)."""
     return schema.type is SchemaType.STRUCT and (schema.name or "").startswith(
         PROTOBUF_TYPE_UNION_PREFIX
     )
@@ -224,7 +235,7 @@ def _field(
 ) -> None:
     descriptor_pb2, _, _ = pb()
     fdp = descriptor_pb2.FieldDescriptorProto
-    if fschema.type is SchemaType.STRUCT and _is_union(fschema):
+    if fschema.type is SchemaType.STRUCT and is_union(fschema):
         union_name = ctx.unqualified((fschema.name or "")[len(PROTOBUF_TYPE_UNION_PREFIX) :])
         index = len(message.oneof_decl)
         message.oneof_decl.add().name = union_name
@@ -373,23 +384,33 @@ def _fill(message: Any, schema: Schema, struct: Struct) -> None:
     desc = message.DESCRIPTOR
     for f in schema.fields:
         v = struct.get(f)
-        if v is None:
-            continue
-        if _is_union(f.schema):
-            for member in f.schema.fields:
-                mv = v.get(member)
-                if mv is not None:
-                    _set(message, desc.fields_by_name[scrub_name(member.name)], member.schema, mv)
-                    break
-            continue
-        fd = desc.fields_by_name.get(f.name) or desc.fields_by_name.get(scrub_name(f.name))
-        if fd is None:
-            raise DataException(f"Cannot find field with name {f.name}")
-        _set(message, fd, f.schema, v)
+        if v is not None:
+            fill_field(message, desc, f, v)
 
 
-def _set(message: Any, fd: Any, schema: Schema, value: Any) -> None:
-    if _repeated(fd):
+def fill_field(message: Any, desc: Any, f: Field, v: Any) -> None:
+    """Set the message field of Connect field ``f`` to ``v`` (not ``None``)."""
+    if is_union(f.schema):
+        for member in f.schema.fields:
+            mv = v.get(member)
+            if mv is not None:
+                set_field(message, desc.fields_by_name[scrub_name(member.name)], member.schema, mv)
+                break
+        return
+    fd = find_field(desc, f.name)
+    if fd is None:
+        raise DataException(f"Cannot find field with name {f.name}")
+    set_field(message, fd, f.schema, v)
+
+
+def find_field(desc: Any, name: str) -> Any:
+    """The field descriptor that a Connect field called ``name`` writes, or ``None``."""
+    return desc.fields_by_name.get(name) or desc.fields_by_name.get(scrub_name(name))
+
+
+def set_field(message: Any, fd: Any, schema: Schema, value: Any) -> None:
+    """Set message field ``fd`` to the Connect value ``value`` of ``schema``."""
+    if repeated(fd):
         if schema.type is SchemaType.MAP:
             container = getattr(message, fd.name)
             entry_desc = fd.message_type
@@ -404,9 +425,9 @@ def _set(message: Any, fd: Any, schema: Schema, value: Any) -> None:
             else:
                 for k, v in value.items():
                     entry = container.add()
-                    _set(entry, kfd, schema.key_schema, k)
+                    set_field(entry, kfd, schema.key_schema, k)
                     if v is not None:
-                        _set(entry, vfd, schema.value_schema, v)
+                        set_field(entry, vfd, schema.value_schema, v)
             return
         container = getattr(message, fd.name)
         element = schema.value_schema
@@ -518,7 +539,8 @@ def _synthetic_fields(descriptor: Any) -> frozenset[str]:
     return entry[1]
 
 
-def _synthetic(fd: Any) -> bool:
+def synthetic(fd: Any) -> bool:
+    """Whether ``fd`` is a proto3 ``optional`` field."""
     return fd.containing_type is not None and fd.name in _synthetic_fields(fd.containing_type)
 
 
@@ -555,7 +577,7 @@ def _field_meta(meta_pb2: Any) -> Any:
 
 
 def _is_map(fd: Any) -> bool:
-    if not _repeated(fd) or fd.type != fd.TYPE_MESSAGE:
+    if not repeated(fd) or fd.type != fd.TYPE_MESSAGE:
         return False
     entry = fd.message_type
     names = [f.name for f in entry.fields]
@@ -637,12 +659,12 @@ def _field_schema(
         builder.optional()
     else:  # pragma: no cover - groups
         raise DataException(f"Unsupported Protobuf field type {t} ({fd.name})")
-    if _repeated(fd) and not _is_map(fd):
+    if repeated(fd) and not _is_map(fd):
         builder = SchemaBuilder.array(builder.optional().build()).optional()
     if (
         oneof_member
         or not config.wrapper_for_nullables
-        or (config.optional_for_nullables and _synthetic(fd))
+        or (config.optional_for_nullables and synthetic(fd))
     ):
         builder.optional()
     builder.parameter(PROTOBUF_TYPE_TAG, str(fd.number))
@@ -690,33 +712,42 @@ def _struct_in(schema: Schema, message: Any) -> Struct:
     struct = Struct(schema)
     desc = message.DESCRIPTOR
     for f in schema.fields:
-        if _is_union(f.schema):
-            oneof_name = f.name.rsplit("_", 1)[0] if f.name not in desc.oneofs_by_name else f.name
-            which = message.WhichOneof(oneof_name) if oneof_name in desc.oneofs_by_name else None
-            if which is None:
-                continue
-            member = f.schema.field(which)
-            if member is None:
-                continue
-            union = Struct(f.schema).put(
-                member,
-                _value_in(member.schema, desc.fields_by_name[which], getattr(message, which)),
-            )
-            struct.put(f, union)
-            continue
-        fd = desc.fields_by_name.get(f.name)
-        if fd is None:
-            continue
-        if fd.type == fd.TYPE_MESSAGE and not _repeated(fd) and not message.HasField(fd.name):
-            continue
-        if _synthetic(fd) and not message.HasField(fd.name):
-            continue
-        struct.put(f, _value_in(f.schema, fd, getattr(message, fd.name)))
+        v = field_in(message, desc, f)
+        if v is not ABSENT:
+            struct.put(f, v)
     return struct
 
 
+#: What :func:`field_in` returns for a field the message does not hold.
+ABSENT: Any = object()
+
+
+def field_in(message: Any, desc: Any, f: Field) -> Any:
+    """The Connect value of field ``f`` in the message (unvalidated), or :data:`ABSENT`."""
+    if is_union(f.schema):
+        oneof_name = f.name.rsplit("_", 1)[0] if f.name not in desc.oneofs_by_name else f.name
+        which = message.WhichOneof(oneof_name) if oneof_name in desc.oneofs_by_name else None
+        if which is None:
+            return ABSENT
+        member = f.schema.field(which)
+        if member is None:
+            return ABSENT
+        return Struct(f.schema).put(
+            member,
+            _value_in(member.schema, desc.fields_by_name[which], getattr(message, which)),
+        )
+    fd = desc.fields_by_name.get(f.name)
+    if fd is None:
+        return ABSENT
+    if fd.type == fd.TYPE_MESSAGE and not repeated(fd) and not message.HasField(fd.name):
+        return ABSENT
+    if synthetic(fd) and not message.HasField(fd.name):
+        return ABSENT
+    return _value_in(f.schema, fd, getattr(message, fd.name))
+
+
 def _value_in(schema: Schema, fd: Any, value: Any) -> Any:
-    if _repeated(fd):
+    if repeated(fd):
         if schema.type is SchemaType.MAP:
             kfd, vfd = fd.message_type.fields
             if fd.message_type.GetOptions().map_entry:
@@ -794,7 +825,7 @@ def index_of(descriptor: Any) -> list[int]:
     return path
 
 
-def _repeated(fd: Any) -> bool:
+def repeated(fd: Any) -> bool:
     """Whether a field is repeated (``is_repeated`` in protobuf 6+, ``label`` before)."""
     flag = getattr(fd, "is_repeated", None)
     if flag is not None:

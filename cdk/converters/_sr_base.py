@@ -11,10 +11,11 @@ from __future__ import annotations
 import threading
 from abc import abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from cdk.converters import _registry as _reg
 from cdk.converters._api import Converter
+from cdk.converters._sr_plan import Decode, Encode
 from cdk.data import Schema, SchemaAndValue, validate_value
 from cdk.errors import DataException
 
@@ -41,6 +42,9 @@ class RegistryConverter(Converter, Generic[W]):
     SCHEMA_TYPE = ""
     #: The extra that provides the format's dependencies.
     EXTRA = ""
+    #: Whether records take the compiled per-schema plans (:mod:`._sr_plan`) where they can;
+    #: ``False`` (on the class or an instance) always takes the general path (tests compare).
+    use_plans: ClassVar[bool] = True
 
     def __init__(self, schema_registry: Any = None) -> None:
         self._given_client = schema_registry
@@ -54,6 +58,15 @@ class RegistryConverter(Converter, Generic[W]):
         self._writers: dict[tuple[str, Schema], tuple[int, W]] = {}
         self._readers: dict[int, tuple[W, int | None]] = {}
         self._configured = False
+        self._reset_plans()
+
+    def _reset_plans(self) -> None:
+        # (topic, schema) -> the plan serializing it (None: the schema has none)
+        self._encoders: dict[tuple[str, Schema], Encode | None] = {}
+        # the schema object and topic last written, and its plan
+        self._last_encoder: tuple[Schema, str, Encode] | None = None
+        # the payload start (header and format prefix) last read, and its plan
+        self._last_decoder: tuple[bytes, Decode] | None = None
 
     # -- format hooks --------------------------------------------------------------------------
     @abstractmethod
@@ -79,6 +92,16 @@ class RegistryConverter(Converter, Generic[W]):
     @abstractmethod
     def _decode(self, writer: W, version: int | None, body: memoryview) -> SchemaAndValue:
         """A Connect schema and value from the bytes after the header."""
+
+    def _compile_encoder(self, writer: W, schema: Schema, header: bytes) -> Encode | None:
+        """The plan serializing values of ``schema`` (the whole record, ``header`` first)."""
+        return None
+
+    def _compile_decoder(
+        self, writer: W, version: int | None, body: memoryview
+    ) -> tuple[bytes, Decode] | None:
+        """The bytes after the header that start payloads like ``body``, and their plan."""
+        return None
 
     def _registry_schema(self, text: str) -> Any:
         schema_registry = _reg.import_registry(type(self).__name__, self.EXTRA)
@@ -111,6 +134,7 @@ class RegistryConverter(Converter, Generic[W]):
             else _reg.VALUE_SUBJECT_NAME_STRATEGY_CONFIG
         )
         self._strategy = _reg.subject_name_strategy(cfg.get_string(key))
+        self._reset_plans()
         if self._given_client is not None:
             urls = cfg.get_list(_reg.SCHEMA_REGISTRY_URL_CONFIG)
             self._registry = _reg.Registry(
@@ -146,6 +170,11 @@ class RegistryConverter(Converter, Generic[W]):
                 registry's reason).
             RetriableException: the registry could not be reached or did not answer in time.
         """
+        last = self._last_encoder
+        if last is not None and last[0] is schema and last[1] == topic:
+            data = last[2](value)
+            if data is not None:
+                return data
         self._client()
         prefix = self._ser_prefix(topic)
         if value is None:
@@ -169,7 +198,21 @@ class RegistryConverter(Converter, Generic[W]):
             raise DataException(f"{prefix}: {exc.message}", field=exc.field) from exc
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
             raise DataException(f"{prefix}: {type(exc).__name__}: {exc}") from exc
-        return _reg.HEADER.pack(_reg.MAGIC_BYTE, schema_id) + body
+        header = _reg.HEADER.pack(_reg.MAGIC_BYTE, schema_id)
+        if self.use_plans:
+            self._remember_encoder(topic, schema, writer, header)
+        return header + body
+
+    def _remember_encoder(self, topic: str, schema: Schema, writer: W, header: bytes) -> None:
+        key = (topic, schema)
+        if key in self._encoders:
+            encoder = self._encoders[key]
+        else:
+            encoder = self._compile_encoder(writer, schema, header)
+            with self._lock:
+                self._encoders[key] = encoder
+        if encoder is not None:
+            self._last_encoder = (schema, topic, encoder)
 
     def _writer_for(self, topic: str, schema: Schema) -> tuple[int, W]:
         key = (topic, schema)
@@ -234,6 +277,11 @@ class RegistryConverter(Converter, Generic[W]):
             DataException: wrong magic byte, short payload, unknown schema id or corrupt body.
             RetriableException: the registry could not be reached or did not answer in time.
         """
+        last = self._last_decoder
+        if last is not None and type(data) is bytes and data.startswith(last[0]):
+            found = last[1](data)
+            if found is not None:
+                return found
         self._client()
         if data is None:
             return SchemaAndValue.NULL
@@ -248,8 +296,9 @@ class RegistryConverter(Converter, Generic[W]):
             )
         _, schema_id = _reg.HEADER.unpack_from(payload)
         writer, version = self._reader_for(topic, schema_id)
+        body = payload[_reg.HEADER.size :]
         try:
-            return self._decode(writer, version, payload[_reg.HEADER.size :])
+            found = self._decode(writer, version, body)
         except DataException as exc:
             raise DataException(f"{prefix}: {exc.message}", field=exc.field) from exc
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
@@ -257,6 +306,12 @@ class RegistryConverter(Converter, Generic[W]):
                 f"{prefix}: Error deserializing {self.FORMAT} message for id {schema_id}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
+        if self.use_plans:
+            plan = self._compile_decoder(writer, version, body)
+            if plan is not None:
+                start = bytes(payload[: _reg.HEADER.size]) + plan[0]
+                self._last_decoder = (start, plan[1])
+        return found
 
     def _fetch_schema(self, registry: _reg.Registry, schema_id: int) -> Any:
         return registry.client.get_schema(schema_id)
