@@ -17,13 +17,15 @@ import json
 import struct
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from cdk.converters import _avro_plan as _plan
 from cdk.converters import _registry as _reg
 from cdk.converters._api import Converter
 from cdk.converters._avro_common import AvroDataConfig, strip_logical_types
 from cdk.converters._avro_data import AvroData
 from cdk.converters._avro_names import full_name_of, resolve_avro_schema
+from cdk.converters._sr_plan import Decode, Encode
 from cdk.data import Schema, SchemaAndValue, validate_value
 from cdk.errors import DataException, MissingExtraError
 
@@ -126,6 +128,10 @@ class AvroConverter(Converter):
             configuration (tests pass a mock client here).
     """
 
+    #: Whether records take compiled per-schema plans (:mod:`._avro_plan`) where they can;
+    #: ``False`` (on the class or an instance) always takes the general path (tests compare).
+    use_plans: ClassVar[bool] = True
+
     def __init__(self, schema_registry: Any = None) -> None:
         self._given_client = schema_registry
         self._registry: _reg.Registry | None = None
@@ -140,6 +146,17 @@ class AvroConverter(Converter):
         self._writers: dict[tuple[str, str], _WriterSchema] = {}
         self._readers: dict[int, _WriterSchema] = {}
         self._configured = False
+        self._reset_plans()
+
+    def _reset_plans(self) -> None:
+        # (topic, schema) -> the plan writing it (None: the schema has none)
+        self._encoders: dict[tuple[str, Schema], Encode | None] = {}
+        # the schema object and topic last written, and its plan
+        self._last_encoder: tuple[Schema, str, Encode] | None = None
+        # (topic, schema id, version) -> the plan reading it (None: none)
+        self._decoders: dict[tuple[str, int, int], Decode | None] = {}
+        # the topic and 5-byte header last read, and its plan
+        self._last_decoder: tuple[str, bytes, Decode] | None = None
 
     def config(self) -> ConfigDef:
         """The converter's ConfigDef."""
@@ -174,6 +191,7 @@ class AvroConverter(Converter):
             self._registry = _reg.Registry(self._given_client, ",".join(urls), _FMT)
         else:
             self._registry = _reg.Registry.from_config(cfg, configs, _FMT, "AvroConverter", "avro")
+        self._reset_plans()
         self._configured = True
 
     def _client(self) -> _reg.Registry:
@@ -208,6 +226,11 @@ class AvroConverter(Converter):
                 and the registry's reason).
             RetriableException: the registry could not be reached or did not answer in time.
         """
+        last = self._last_encoder
+        if last is not None and last[0] is schema and last[1] == topic:
+            data = last[2](value)
+            if data is not None:
+                return data
         self._require_configured()
         if value is None:
             if schema is not None and not schema.optional:
@@ -257,7 +280,21 @@ class AvroConverter(Converter):
             raise DataException(
                 f"Failed to serialize Avro data from topic {topic}: {type(exc).__name__}: {exc}"
             ) from exc
+        if self.use_plans:
+            self._remember_encoder(topic, schema, writer)
         return body.getvalue()
+
+    def _remember_encoder(self, topic: str, schema: Schema, writer: _WriterSchema) -> None:
+        key = (topic, schema)
+        if key in self._encoders:
+            encoder = self._encoders[key]
+        else:
+            header = _HEADER.pack(MAGIC_BYTE, writer.schema_id)
+            encoder = _plan.compile_encoder(self._avro_data.config, schema, writer.resolved, header)
+            with self._lock:
+                self._encoders[key] = encoder
+        if encoder is not None:
+            self._last_encoder = (schema, topic, encoder)
 
     def _writer_for(self, topic: str, subject: str, text: str) -> _WriterSchema:
         registry = self._client()
@@ -319,6 +356,16 @@ class AvroConverter(Converter):
             DataException: wrong magic byte, short payload, unknown schema id or corrupt body.
             RetriableException: the registry could not be reached or did not answer in time.
         """
+        last = self._last_decoder
+        if (
+            last is not None
+            and type(data) is bytes
+            and data.startswith(last[1])
+            and last[0] == topic
+        ):
+            found = last[2](data)
+            if found is not None:
+                return found
         self._require_configured()
         if data is None:
             return SchemaAndValue.NULL
@@ -354,7 +401,24 @@ class AvroConverter(Converter):
             value = self._avro_data.to_connect_data(schema, writer.resolved, raw)
         except DataException as exc:
             raise DataException(f"{prefix}: {exc.message}", field=exc.field) from exc
+        if self.use_plans and version is not None:
+            # A version once found under the subject stays that schema's: the plan keeps it.
+            self._remember_decoder(topic, writer, version, schema)
         return SchemaAndValue(schema, value)
+
+    def _remember_decoder(
+        self, topic: str, writer: _WriterSchema, version: int, schema: Schema
+    ) -> None:
+        key = (topic, writer.schema_id, version)
+        if key in self._decoders:
+            decoder = self._decoders[key]
+        else:
+            decoder = _plan.compile_decoder(schema, writer.resolved, _HEADER.size)
+            with self._lock:
+                self._decoders[key] = decoder
+        if decoder is not None:
+            header = _HEADER.pack(MAGIC_BYTE, writer.schema_id)
+            self._last_decoder = (topic, header, decoder)
 
     def _reader_for(self, topic: str, schema_id: int) -> _WriterSchema:
         cached = self._readers.get(schema_id)
