@@ -157,6 +157,8 @@ class AvroConverter(Converter):
         self._decoders: dict[tuple[str, int, int], Decode | None] = {}
         # the topic and 5-byte header last read, and its plan
         self._last_decoder: tuple[str, bytes, Decode] | None = None
+        # (topic, 5-byte header) -> the plan last compiled for it
+        self._by_header: dict[tuple[str, bytes], Decode] = {}
 
     def config(self) -> ConfigDef:
         """The converter's ConfigDef."""
@@ -231,6 +233,13 @@ class AvroConverter(Converter):
             data = last[2](value)
             if data is not None:
                 return data
+        elif self._encoders:
+            encoder = self._encoders.get((topic, schema))  # type: ignore[arg-type]
+            if encoder is not None:
+                self._last_encoder = (schema, topic, encoder)  # type: ignore[assignment]
+                data = encoder(value)
+                if data is not None:
+                    return data
         self._require_configured()
         if value is None:
             if schema is not None and not schema.optional:
@@ -356,16 +365,18 @@ class AvroConverter(Converter):
             DataException: wrong magic byte, short payload, unknown schema id or corrupt body.
             RetriableException: the registry could not be reached or did not answer in time.
         """
-        last = self._last_decoder
-        if (
-            last is not None
-            and type(data) is bytes
-            and data.startswith(last[1])
-            and last[0] == topic
-        ):
-            found = last[2](data)
-            if found is not None:
-                return found
+        if type(data) is bytes:
+            last = self._last_decoder
+            if last is None or not (data.startswith(last[1]) and last[0] == topic):
+                header = data[: _HEADER.size]
+                plan = self._by_header.get((topic, header))
+                last = None if plan is None else (topic, header, plan)
+                if last is not None:
+                    self._last_decoder = last
+            if last is not None:
+                found = last[2](data)
+                if found is not None:
+                    return found
         self._require_configured()
         if data is None:
             return SchemaAndValue.NULL
@@ -419,6 +430,8 @@ class AvroConverter(Converter):
         if decoder is not None:
             header = _HEADER.pack(MAGIC_BYTE, writer.schema_id)
             self._last_decoder = (topic, header, decoder)
+            with self._lock:
+                self._by_header[(topic, header)] = decoder
 
     def _reader_for(self, topic: str, schema_id: int) -> _WriterSchema:
         cached = self._readers.get(schema_id)

@@ -67,6 +67,8 @@ class RegistryConverter(Converter, Generic[W]):
         self._last_encoder: tuple[Schema, str, Encode] | None = None
         # the payload start (header and format prefix) last read, and its plan
         self._last_decoder: tuple[bytes, Decode] | None = None
+        # 5-byte header -> the payload start and plan last compiled for it
+        self._decoders: dict[bytes, tuple[bytes, Decode]] = {}
 
     # -- format hooks --------------------------------------------------------------------------
     @abstractmethod
@@ -175,6 +177,13 @@ class RegistryConverter(Converter, Generic[W]):
             data = last[2](value)
             if data is not None:
                 return data
+        elif self._encoders:
+            encoder = self._encoders.get((topic, schema))  # type: ignore[arg-type]
+            if encoder is not None:
+                self._last_encoder = (schema, topic, encoder)  # type: ignore[assignment]
+                data = encoder(value)
+                if data is not None:
+                    return data
         self._client()
         prefix = self._ser_prefix(topic)
         if value is None:
@@ -277,11 +286,18 @@ class RegistryConverter(Converter, Generic[W]):
             DataException: wrong magic byte, short payload, unknown schema id or corrupt body.
             RetriableException: the registry could not be reached or did not answer in time.
         """
-        last = self._last_decoder
-        if last is not None and type(data) is bytes and data.startswith(last[0]):
-            found = last[1](data)
-            if found is not None:
-                return found
+        if type(data) is bytes:
+            last = self._last_decoder
+            if last is None or not data.startswith(last[0]):
+                last = self._decoders.get(data[: _reg.HEADER.size])
+                if last is not None and data.startswith(last[0]):
+                    self._last_decoder = last
+                else:
+                    last = None
+            if last is not None:
+                found = last[1](data)
+                if found is not None:
+                    return found
         self._client()
         if data is None:
             return SchemaAndValue.NULL
@@ -309,8 +325,10 @@ class RegistryConverter(Converter, Generic[W]):
         if self.use_plans:
             plan = self._compile_decoder(writer, version, body)
             if plan is not None:
-                start = bytes(payload[: _reg.HEADER.size]) + plan[0]
-                self._last_decoder = (start, plan[1])
+                header = bytes(payload[: _reg.HEADER.size])
+                self._last_decoder = (header + plan[0], plan[1])
+                with self._lock:
+                    self._decoders[header] = self._last_decoder
         return found
 
     def _fetch_schema(self, registry: _reg.Registry, schema_id: int) -> Any:

@@ -307,3 +307,37 @@ def test_plans_are_used_for_the_bench_record() -> None:
         assert planned is not None
         assert planned.schema is read.schema
         assert same(planned.value, slow.to_connect_data("t", data).value)
+
+
+@pytest.mark.parametrize("cls", [ProtobufConverter, JsonSchemaConverter, AvroConverter])
+def test_alternating_schemas_and_topics_keep_their_plans(cls: type[Any]) -> None:
+    a = SchemaBuilder.struct().name("A").field("id", Schema.INT64_SCHEMA).build()
+    b = (
+        SchemaBuilder.struct()
+        .name("B")
+        .field("name", Schema.STRING_SCHEMA)
+        .field("ok", Schema.OPTIONAL_BOOLEAN_SCHEMA)
+        .build()
+    )
+    records = [("ta", a, Struct.from_values(a, [7])), ("tb", b, Struct.from_values(b, ["x", True]))]
+    fast, slow = pair(cls, {})
+    written = [slow.from_connect_data(t, s, v) for t, s, v in records]
+    for _ in range(3):
+        for (topic, schema, value), data in zip(records, written, strict=True):
+            assert fast.from_connect_data(topic, schema, value) == data
+            last = fast._last_encoder
+            assert last is not None
+            assert last[0] is schema  # the plan of this schema took the record
+            assert last[2](value) == data
+            got = fast.to_connect_data(topic, data)
+            assert same(got.value, slow.to_connect_data(topic, data).value)
+            reader = last_reader(fast)
+            assert reader is not None
+            assert data.startswith(reader[0])
+    # a distinct but equal schema object finds the plan of the equal schema
+    copy = SchemaBuilder.struct().name("A").field("id", Schema.INT64_SCHEMA).build()
+    value = Struct.from_values(copy, [8])
+    assert fast.from_connect_data("ta", copy, value) == slow.from_connect_data("ta", copy, value)
+    last = fast._last_encoder
+    assert last is not None
+    assert last[0] is copy
