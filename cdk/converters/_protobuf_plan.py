@@ -46,7 +46,6 @@ class _EncoderGen:
             "fill_field": _data.fill_field,
             "set_field": _data.set_field,
         }
-        self.functions: list[str] = []
         self.count = 0
 
     def key(self, prefix: str, value: Any) -> str:
