@@ -1,6 +1,10 @@
-"""JsonConverter throughput against raw json/orjson encoding of the equivalent dict.
+"""JsonConverter throughput against raw json/orjson encoding of the equivalent dict; then the
+Schema Registry converters (Avro, Protobuf, JSON Schema) against JsonConverter with schemas,
+for the same 5-field struct, schemas cached (a ``mock://`` registry, registered before timing).
 
-Run with ``make bench`` (or ``.venv/bin/python bench/json_converter.py [--seconds S]``).
+Run with ``make bench`` (or ``.venv/bin/python bench/json_converter.py [--seconds S]``);
+``--profile`` prints where an Avro, a Protobuf and a JSON Schema record's time goes (cProfile),
+with their compiled plans and on the general path (``use_plans=False``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cdk.converters import JsonConverter
+from cdk.converters import (
+    AvroConverter,
+    Converter,
+    JsonConverter,
+    JsonSchemaConverter,
+    ProtobufConverter,
+)
 from cdk.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
 
 try:
@@ -85,9 +95,93 @@ def rate(fn: Callable[[], Any], seconds: float) -> float:
             return calls / elapsed
 
 
+def build_small_record() -> tuple[Schema, Struct]:
+    """The 5-field struct the registry converters are compared on."""
+    schema = (
+        SchemaBuilder.struct()
+        .name("bench.User")
+        .field("id", Schema.INT64_SCHEMA)
+        .field("name", Schema.STRING_SCHEMA)
+        .field("email", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("score", Schema.FLOAT64_SCHEMA)
+        .field("active", Schema.BOOLEAN_SCHEMA)
+        .build()
+    )
+    struct = (
+        Struct(schema)
+        .put("id", 1234567890123)
+        .put("name", "Ada Lovelace")
+        .put("email", "ada@example.com")
+        .put("score", 97.5)
+        .put("active", True)
+    )
+    return schema, struct
+
+
+def registry_converters(seconds: float, profile: bool) -> None:
+    schema, struct = build_small_record()
+    made: list[tuple[str, Converter]] = []
+    json_conv = JsonConverter()
+    json_conv.configure({"schemas.enable": "true"}, is_key=False)
+    made.append(("JsonConverter (schemas)", json_conv))
+    for name, cls in (
+        ("AvroConverter", AvroConverter),
+        ("ProtobufConverter", ProtobufConverter),
+        ("JsonSchemaConverter", JsonSchemaConverter),
+    ):
+        conv = cls()
+        conv.configure({"schema.registry.url": f"mock://bench-{name}"}, is_key=False)
+        made.append((name, conv))
+    for name, cls in (
+        ("AvroConverter", AvroConverter),
+        ("ProtobufConverter", ProtobufConverter),
+        ("JsonSchemaConverter", JsonSchemaConverter),
+    ):
+        general = cls()
+        general.use_plans = False  # the general path, as schemas without a plan take
+        general.configure({"schema.registry.url": f"mock://bench-{name}"}, is_key=False)
+        made.append((f"{name} (general)", general))
+    print()
+    print("5-field struct, schema cached (mock:// registry), one run")
+    print(
+        f"{'converter':<30}{'bytes':>6}{'ser rec/s':>12}{'us':>7}{'de rec/s':>12}{'us':>7}"
+        f"{'ser x':>7}{'de x':>6}"
+    )
+    base: tuple[float, float] | None = None
+    for name, conv in made:
+        data = conv.from_connect_data("t", schema, struct)  # registers and caches the schema
+        assert data is not None
+        back = conv.to_connect_data("t", data).value
+        assert all(back.get(f.name) == struct.get(f.name) for f in schema.fields), name
+        ser = rate(lambda c=conv: c.from_connect_data("t", schema, struct), seconds)
+        de = rate(lambda c=conv, d=data: c.to_connect_data("t", d), seconds)
+        if base is None:
+            base = (ser, de)
+        print(
+            f"{name:<30}{len(data):>6}{ser:>12,.0f}{1e6 / ser:>7.2f}{de:>12,.0f}{1e6 / de:>7.2f}"
+            f"{base[0] / ser:>7.2f}{base[1] / de:>6.2f}"
+        )
+    print("(x: cost per record relative to JsonConverter with schemas; aim <= 2 for Protobuf and")
+    print(' JSON Schema; "general": with use_plans=False, the path of schemas without a plan)')
+    if profile:
+        import cProfile
+        import pstats
+
+        for name, conv in made[1:]:
+            data = conv.from_connect_data("t", schema, struct)
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(20000):
+                conv.to_connect_data("t", conv.from_connect_data("t", schema, struct))
+            prof.disable()
+            print(f"\n{name}: 20000 round trips, by own time")
+            pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    parser.add_argument("--profile", action="store_true", help="profile the registry converters")
     args = parser.parse_args()
     schema, struct = build_record()
     converter = JsonConverter()
@@ -131,6 +225,7 @@ def main() -> None:
         ]
     for conv, raw_name in pairs:
         print(f"  {conv:<26} vs {raw_name:<20} {by_name[raw_name] / by_name[conv]:5.2f}x")
+    registry_converters(args.seconds, args.profile)
 
 
 if __name__ == "__main__":

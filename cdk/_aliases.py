@@ -45,6 +45,8 @@ _CONVERTERS = {
     "org.apache.kafka.connect.converters.FloatConverter": "FloatConverter",
     "org.apache.kafka.connect.converters.DoubleConverter": "DoubleConverter",
     "io.confluent.connect.avro.AvroConverter": "AvroConverter",
+    "io.confluent.connect.protobuf.ProtobufConverter": "ProtobufConverter",
+    "io.confluent.connect.json.JsonSchemaConverter": "JsonSchemaConverter",
 }
 
 

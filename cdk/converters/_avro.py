@@ -17,14 +17,17 @@ import json
 import struct
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from cdk.converters import _avro_plan as _plan
+from cdk.converters import _registry as _reg
 from cdk.converters._api import Converter
 from cdk.converters._avro_common import AvroDataConfig, strip_logical_types
 from cdk.converters._avro_data import AvroData
 from cdk.converters._avro_names import full_name_of, resolve_avro_schema
+from cdk.converters._sr_plan import Decode, Encode
 from cdk.data import Schema, SchemaAndValue, validate_value
-from cdk.errors import ConfigException, DataException, MissingExtraError, RetriableException
+from cdk.errors import DataException, MissingExtraError
 
 if TYPE_CHECKING:
     from cdk.api import Headers
@@ -32,141 +35,29 @@ if TYPE_CHECKING:
 
 __all__ = ["AvroConverter"]
 
-MAGIC_BYTE = 0
-_HEADER = struct.Struct(">bI")
+MAGIC_BYTE = _reg.MAGIC_BYTE
+_HEADER = _reg.HEADER
 
-SCHEMA_REGISTRY_URL_CONFIG = "schema.registry.url"
-AUTO_REGISTER_SCHEMAS_CONFIG = "auto.register.schemas"
-USE_LATEST_VERSION_CONFIG = "use.latest.version"
-KEY_SUBJECT_NAME_STRATEGY_CONFIG = "key.subject.name.strategy"
-VALUE_SUBJECT_NAME_STRATEGY_CONFIG = "value.subject.name.strategy"
-BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG = "basic.auth.credentials.source"
-BASIC_AUTH_USER_INFO_CONFIG = "basic.auth.user.info"
-SCHEMAS_CACHE_CONFIG = "schemas.cache.config"
+SCHEMA_REGISTRY_URL_CONFIG = _reg.SCHEMA_REGISTRY_URL_CONFIG
+AUTO_REGISTER_SCHEMAS_CONFIG = _reg.AUTO_REGISTER_SCHEMAS_CONFIG
+USE_LATEST_VERSION_CONFIG = _reg.USE_LATEST_VERSION_CONFIG
+KEY_SUBJECT_NAME_STRATEGY_CONFIG = _reg.KEY_SUBJECT_NAME_STRATEGY_CONFIG
+VALUE_SUBJECT_NAME_STRATEGY_CONFIG = _reg.VALUE_SUBJECT_NAME_STRATEGY_CONFIG
+SCHEMAS_CACHE_CONFIG = _reg.SCHEMAS_CACHE_CONFIG
 CONNECT_META_DATA_CONFIG = "connect.meta.data"
 ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG = "enhanced.avro.schema.support"
 SCRUB_INVALID_NAMES_CONFIG = "scrub.invalid.names"
-CLIENT_CONFIG_PREFIX = "schema.registry."
+TOPIC_NAME_STRATEGY = _reg.TOPIC_NAME_STRATEGY
+RECORD_NAME_STRATEGY = _reg.RECORD_NAME_STRATEGY
 
-_STRATEGY_PACKAGE = "io.confluent.kafka.serializers.subject."
-TOPIC_NAME_STRATEGY = "TopicNameStrategy"
-RECORD_NAME_STRATEGY = "RecordNameStrategy"
-TOPIC_RECORD_NAME_STRATEGY = "TopicRecordNameStrategy"
-_STRATEGIES = (TOPIC_NAME_STRATEGY, RECORD_NAME_STRATEGY, TOPIC_RECORD_NAME_STRATEGY)
-
-# mock:// registries live for the process and are shared by URL, like Confluent's mock scopes,
-# so the converters of a worker (and of a test) see the same schemas.
-_MOCK_REGISTRIES: dict[str, Any] = {}
-_MOCK_LOCK = threading.Lock()
-
-
-def subject_name_strategy(value: str) -> str:
-    """The strategy a ``*.subject.name.strategy`` value names (Confluent class name or short).
-
-    Raises:
-        ConfigException: the value names no known strategy.
-    """
-    short = value.strip()
-    if short.startswith(_STRATEGY_PACKAGE):
-        short = short[len(_STRATEGY_PACKAGE) :]
-    if short not in _STRATEGIES:
-        raise ConfigException(
-            value,
-            value,
-            "not a known subject name strategy; use one of "
-            + ", ".join(_STRATEGY_PACKAGE + s for s in _STRATEGIES),
-        )
-    return short
+_FMT = "Avro"
 
 
 def _config_def() -> ConfigDef:
-    from cdk.config import ConfigDef, Importance, Type, validators
+    from cdk.config import Importance, Type
 
-    def check_strategy(name: str, value: Any) -> None:
-        try:
-            subject_name_strategy(str(value))
-        except ConfigException as exc:
-            raise ConfigException(name, value, exc.message.split(": ", 1)[-1]) from None
-
-    strategy_validator = validators.LambdaValidator.of(
-        check_strategy, "TopicNameStrategy, RecordNameStrategy or TopicRecordNameStrategy"
-    )
-    default_strategy = _STRATEGY_PACKAGE + TOPIC_NAME_STRATEGY
     return (
-        ConfigDef()
-        .define(
-            SCHEMA_REGISTRY_URL_CONFIG,
-            Type.LIST,
-            importance=Importance.HIGH,
-            documentation=(
-                "Comma-separated URLs of the Schema Registry that holds the Avro schemas. "
-                "A URL starting with mock:// selects an in-process registry for tests."
-            ),
-        )
-        .define(
-            AUTO_REGISTER_SCHEMAS_CONFIG,
-            Type.BOOLEAN,
-            True,
-            None,
-            Importance.MEDIUM,
-            "Register the Avro schema of each outgoing value under its subject when it is not "
-            "registered yet. When false, the schema must already be registered.",
-        )
-        .define(
-            USE_LATEST_VERSION_CONFIG,
-            Type.BOOLEAN,
-            False,
-            None,
-            Importance.LOW,
-            "With auto.register.schemas=false, write values with the latest schema registered "
-            "under the subject instead of looking up the exact schema.",
-        )
-        .define(
-            KEY_SUBJECT_NAME_STRATEGY_CONFIG,
-            Type.STRING,
-            default_strategy,
-            strategy_validator,
-            Importance.MEDIUM,
-            "How the registry subject of a key schema is named: TopicNameStrategy "
-            "(<topic>-key), RecordNameStrategy (the record's full name) or "
-            "TopicRecordNameStrategy (<topic>-<record full name>). Confluent's class names "
-            "are accepted.",
-        )
-        .define(
-            VALUE_SUBJECT_NAME_STRATEGY_CONFIG,
-            Type.STRING,
-            default_strategy,
-            strategy_validator,
-            Importance.MEDIUM,
-            "How the registry subject of a value schema is named: TopicNameStrategy "
-            "(<topic>-value), RecordNameStrategy or TopicRecordNameStrategy.",
-        )
-        .define(
-            BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG,
-            Type.STRING,
-            "URL",
-            validators.CaseInsensitiveValidString.of("URL", "USER_INFO"),
-            Importance.MEDIUM,
-            "Where HTTP basic authentication credentials for the registry come from: the "
-            "user-info part of the URL, or basic.auth.user.info.",
-        )
-        .define(
-            BASIC_AUTH_USER_INFO_CONFIG,
-            Type.PASSWORD,
-            "",
-            None,
-            Importance.MEDIUM,
-            "Registry credentials as <username>:<password>, used with "
-            "basic.auth.credentials.source=USER_INFO.",
-        )
-        .define(
-            SCHEMAS_CACHE_CONFIG,
-            Type.INT,
-            1000,
-            validators.Range.at_least(0),
-            Importance.LOW,
-            "How many schema conversions (Connect to Avro and back) the converter caches.",
-        )
+        _reg.registry_config_def(_FMT)
         .define(
             CONNECT_META_DATA_CONFIG,
             Type.BOOLEAN,
@@ -205,14 +96,6 @@ def _import_fastavro() -> Any:
     return fastavro
 
 
-def _import_registry() -> Any:
-    try:
-        from confluent_kafka import schema_registry
-    except ImportError as exc:  # pragma: no cover - confluent-kafka is a core dependency
-        raise MissingExtraError("AvroConverter", "avro", "confluent_kafka.schema_registry") from exc
-    return schema_registry
-
-
 class _WriterSchema:
     """A registered Avro schema ready for fastavro: its id, resolved tree and parsed form."""
 
@@ -236,16 +119,22 @@ class AvroConverter(Converter):
     """Converts Connect data to Confluent's Avro wire format and back, via a Schema Registry.
 
     Settings (the ``key.converter.``/``value.converter.`` prefixed keys): see :meth:`config`;
-    ``schema.registry.url`` is required. Other ``schema.registry.``-prefixed keys go to the
-    registry client with the prefix stripped (``schema.registry.ssl.ca.location``, ...).
+    ``schema.registry.url`` is required. The registry client's own keys (``schema.registry.ssl.*``,
+    ``schema.registry.timeout``, ...) keep their ``schema.registry.`` prefix. Every registry call
+    ends in bounded time (see :mod:`cdk.converters._registry`).
 
     Args:
         schema_registry: a Schema Registry client to use instead of creating one from the
             configuration (tests pass a mock client here).
     """
 
+    #: Whether records take compiled per-schema plans (:mod:`._avro_plan`) where they can;
+    #: ``False`` (on the class or an instance) always takes the general path (tests compare).
+    use_plans: ClassVar[bool] = True
+
     def __init__(self, schema_registry: Any = None) -> None:
-        self._registry = schema_registry
+        self._given_client = schema_registry
+        self._registry: _reg.Registry | None = None
         self._is_key = False
         self._avro_data = AvroData()
         self._auto_register = True
@@ -257,6 +146,19 @@ class AvroConverter(Converter):
         self._writers: dict[tuple[str, str], _WriterSchema] = {}
         self._readers: dict[int, _WriterSchema] = {}
         self._configured = False
+        self._reset_plans()
+
+    def _reset_plans(self) -> None:
+        # (topic, schema) -> the plan writing it (None: the schema has none)
+        self._encoders: dict[tuple[str, Schema], Encode | None] = {}
+        # the schema object and topic last written, and its plan
+        self._last_encoder: tuple[Schema, str, Encode] | None = None
+        # (topic, schema id, version) -> the plan reading it (None: none)
+        self._decoders: dict[tuple[str, int, int], Decode | None] = {}
+        # the topic and 5-byte header last read, and its plan
+        self._last_decoder: tuple[str, bytes, Decode] | None = None
+        # (topic, 5-byte header) -> the plan last compiled for it
+        self._by_header: dict[tuple[str, bytes], Decode] = {}
 
     def config(self) -> ConfigDef:
         """The converter's ConfigDef."""
@@ -266,7 +168,8 @@ class AvroConverter(Converter):
         """Parse the settings and connect the Schema Registry client.
 
         Raises:
-            ConfigException: a setting is missing or invalid (``schema.registry.url`` is required).
+            ConfigException: a setting is missing or invalid (``schema.registry.url`` is required);
+                the message names the setting.
         """
         from cdk.config import AbstractConfig
 
@@ -276,7 +179,7 @@ class AvroConverter(Converter):
         self._auto_register = cfg.get_boolean(AUTO_REGISTER_SCHEMAS_CONFIG)
         self._use_latest = cfg.get_boolean(USE_LATEST_VERSION_CONFIG)
         key = KEY_SUBJECT_NAME_STRATEGY_CONFIG if is_key else VALUE_SUBJECT_NAME_STRATEGY_CONFIG
-        self._strategy = subject_name_strategy(cfg.get_string(key))
+        self._strategy = _reg.subject_name_strategy(cfg.get_string(key))
         self._avro_data = AvroData(
             AvroDataConfig(
                 connect_meta_data=cfg.get_boolean(CONNECT_META_DATA_CONFIG),
@@ -285,66 +188,31 @@ class AvroConverter(Converter):
                 schemas_cache_size=cfg.get_int(SCHEMAS_CACHE_CONFIG),
             )
         )
-        if self._registry is None:
-            self._registry = self._new_client(cfg, configs)
+        if self._given_client is not None:
+            urls = cfg.get_list(SCHEMA_REGISTRY_URL_CONFIG)
+            self._registry = _reg.Registry(self._given_client, ",".join(urls), _FMT)
+        else:
+            self._registry = _reg.Registry.from_config(cfg, configs, _FMT, "AvroConverter", "avro")
+        self._reset_plans()
         self._configured = True
 
-    @staticmethod
-    def _new_client(cfg: Any, configs: Mapping[str, Any]) -> Any:
-        schema_registry = _import_registry()
-        urls: list[str] = cfg.get_list(SCHEMA_REGISTRY_URL_CONFIG)
-        if not urls:
-            raise ConfigException(
-                SCHEMA_REGISTRY_URL_CONFIG, "", "at least one Schema Registry URL is required"
-            )
-        url = ",".join(urls)
-        conf: dict[str, Any] = {"url": url}
-        for key, value in configs.items():
-            if key.startswith(CLIENT_CONFIG_PREFIX) and key != SCHEMA_REGISTRY_URL_CONFIG:
-                conf[key[len(CLIENT_CONFIG_PREFIX) :]] = value
-        if cfg.get_string(BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG).upper() == "USER_INFO":
-            user_info = cfg.get_password(BASIC_AUTH_USER_INFO_CONFIG).value()
-            if user_info:
-                conf["basic.auth.user.info"] = user_info
-        if url.startswith("mock://"):
-            with _MOCK_LOCK:
-                client = _MOCK_REGISTRIES.get(url)
-                if client is None:
-                    client = schema_registry.SchemaRegistryClient.new_client(conf)
-                    _MOCK_REGISTRIES[url] = client
-                return client
-        try:
-            return schema_registry.SchemaRegistryClient(conf)
-        except (ValueError, TypeError) as exc:
-            raise ConfigException(
-                SCHEMA_REGISTRY_URL_CONFIG, url, f"cannot create a Schema Registry client: {exc}"
-            ) from exc
+    def _client(self) -> _reg.Registry:
+        if not self._configured or self._registry is None:
+            raise DataException("AvroConverter is not configured: call configure() first")
+        return self._registry
 
     def _require_configured(self) -> None:
-        if not self._configured:
-            raise DataException("AvroConverter is not configured: call configure() first")
+        self._client()
 
     # -- subjects ----------------------------------------------------------------------------
     def subject_name(self, topic: str, avro_schema: Any) -> str:
         """The registry subject for a schema written to ``topic``, per the naming strategy."""
-        if self._strategy == TOPIC_NAME_STRATEGY:
-            return f"{topic}-{'key' if self._is_key else 'value'}"
-        name = full_name_of(avro_schema)
-        if name is not None and "." not in name and avro_schema.get("namespace"):
-            name = f"{avro_schema['namespace']}.{name}"
-        if name is None:
-            setting = (
-                KEY_SUBJECT_NAME_STRATEGY_CONFIG
-                if self._is_key
-                else VALUE_SUBJECT_NAME_STRATEGY_CONFIG
-            )
-            raise DataException(
-                f"In configuration {setting} = {self._strategy}, the message "
-                f"{'key' if self._is_key else 'value'} must only be a record schema"
-            )
-        if self._strategy == RECORD_NAME_STRATEGY:
-            return name
-        return f"{topic}-{name}"
+        name = None
+        if self._strategy != TOPIC_NAME_STRATEGY:
+            name = full_name_of(avro_schema)
+            if name is not None and "." not in name and avro_schema.get("namespace"):
+                name = f"{avro_schema['namespace']}.{name}"
+        return _reg.subject_name(self._strategy, topic, self._is_key, name)
 
     # -- Connect -> bytes --------------------------------------------------------------------
     def from_connect_data(
@@ -356,9 +224,22 @@ class AvroConverter(Converter):
 
         Raises:
             DataException: the value is schemaless, does not match its schema, or the schema has
-                no Avro form; or the registry refused the schema.
-            RetriableException: the registry could not be reached.
+                no Avro form; or the registry refused the schema (the message names the subject
+                and the registry's reason).
+            RetriableException: the registry could not be reached or did not answer in time.
         """
+        last = self._last_encoder
+        if last is not None and last[0] is schema and last[1] == topic:
+            data = last[2](value)
+            if data is not None:
+                return data
+        elif self._encoders:
+            encoder = self._encoders.get((topic, schema))  # type: ignore[arg-type]
+            if encoder is not None:
+                self._last_encoder = (schema, topic, encoder)  # type: ignore[assignment]
+                data = encoder(value)
+                if data is not None:
+                    return data
         self._require_configured()
         if value is None:
             if schema is not None and not schema.optional:
@@ -408,15 +289,31 @@ class AvroConverter(Converter):
             raise DataException(
                 f"Failed to serialize Avro data from topic {topic}: {type(exc).__name__}: {exc}"
             ) from exc
+        if self.use_plans:
+            self._remember_encoder(topic, schema, writer)
         return body.getvalue()
 
+    def _remember_encoder(self, topic: str, schema: Schema, writer: _WriterSchema) -> None:
+        key = (topic, schema)
+        if key in self._encoders:
+            encoder = self._encoders[key]
+        else:
+            header = _HEADER.pack(MAGIC_BYTE, writer.schema_id)
+            encoder = _plan.compile_encoder(self._avro_data.config, schema, writer.resolved, header)
+            with self._lock:
+                self._encoders[key] = encoder
+        if encoder is not None:
+            self._last_encoder = (schema, topic, encoder)
+
     def _writer_for(self, topic: str, subject: str, text: str) -> _WriterSchema:
+        registry = self._client()
+        prefix = f"Failed to serialize Avro data from topic {topic}"
         if self._auto_register or not self._use_latest:
             key = (subject, text)
             cached = self._writers.get(key)
             schema_id = self._ids.get(key)
             if schema_id is None:
-                schema_id = self._register_or_lookup(topic, subject, text)
+                schema_id = self._register_or_lookup(prefix, subject, text)
                 with self._lock:
                     self._ids[key] = schema_id
             if cached is None or cached.schema_id != schema_id:
@@ -426,48 +323,34 @@ class AvroConverter(Converter):
             return cached
         latest = self._latest.get(subject)
         if latest is None:
-            registered = self._call(
-                topic, "serialize", lambda: self._registry.get_latest_version(subject)
+            registered = registry.call(
+                prefix,
+                f"getting the latest schema of subject {subject}",
+                lambda: registry.client.get_latest_version(subject),
             )
             latest = _WriterSchema(int(registered.schema_id), registered.schema.schema_str)
             with self._lock:
                 self._latest[subject] = latest
         return latest
 
-    def _register_or_lookup(self, topic: str, subject: str, text: str) -> int:
-        schema_registry = _import_registry()
+    def _register_or_lookup(self, prefix: str, subject: str, text: str) -> int:
+        registry = self._client()
+        schema_registry = _reg.import_registry("AvroConverter", "avro")
         sr_schema = schema_registry.Schema(text, "AVRO")
         if self._auto_register:
             return int(
-                self._call(
-                    topic, "serialize", lambda: self._registry.register_schema(subject, sr_schema)
+                registry.call(
+                    prefix,
+                    f"registering the schema under subject {subject}",
+                    lambda: registry.client.register_schema(subject, sr_schema),
                 )
             )
-        registered = self._call(
-            topic, "serialize", lambda: self._registry.lookup_schema(subject, sr_schema)
+        registered = registry.call(
+            prefix,
+            f"looking up the schema under subject {subject}",
+            lambda: registry.client.lookup_schema(subject, sr_schema),
         )
         return int(registered.schema_id)
-
-    def _call(self, topic: str, action: str, fn: Any) -> Any:
-        """Call the registry, turning its failures into Connect exceptions naming the topic."""
-        schema_registry = _import_registry()
-        if action == "serialize":
-            prefix = f"Failed to serialize Avro data from topic {topic}"
-        else:
-            prefix = f"Failed to deserialize data for topic {topic} to Avro"
-        try:
-            return fn()
-        except schema_registry.SchemaRegistryError as exc:
-            status = getattr(exc, "http_status_code", -1) or -1
-            if status >= 500 or status in (408, 429):
-                raise RetriableException(f"{prefix}: Schema Registry error: {exc}") from exc
-            raise DataException(f"{prefix}: Schema Registry error: {exc}") from exc
-        except (OSError, TimeoutError) as exc:
-            raise RetriableException(f"{prefix}: Schema Registry unreachable: {exc}") from exc
-        except Exception as exc:
-            if _is_transport_error(exc):
-                raise RetriableException(f"{prefix}: Schema Registry unreachable: {exc}") from exc
-            raise
 
     # -- bytes -> Connect --------------------------------------------------------------------
     def to_connect_data(
@@ -480,8 +363,20 @@ class AvroConverter(Converter):
 
         Raises:
             DataException: wrong magic byte, short payload, unknown schema id or corrupt body.
-            RetriableException: the registry could not be reached.
+            RetriableException: the registry could not be reached or did not answer in time.
         """
+        if type(data) is bytes:
+            last = self._last_decoder
+            if last is None or not (data.startswith(last[1]) and last[0] == topic):
+                header = data[: _HEADER.size]
+                plan = self._by_header.get((topic, header))
+                last = None if plan is None else (topic, header, plan)
+                if last is not None:
+                    self._last_decoder = last
+            if last is not None:
+                found = last[2](data)
+                if found is not None:
+                    return found
         self._require_configured()
         if data is None:
             return SchemaAndValue.NULL
@@ -517,34 +412,42 @@ class AvroConverter(Converter):
             value = self._avro_data.to_connect_data(schema, writer.resolved, raw)
         except DataException as exc:
             raise DataException(f"{prefix}: {exc.message}", field=exc.field) from exc
+        if self.use_plans and version is not None:
+            # A version once found under the subject stays that schema's: the plan keeps it.
+            self._remember_decoder(topic, writer, version, schema)
         return SchemaAndValue(schema, value)
+
+    def _remember_decoder(
+        self, topic: str, writer: _WriterSchema, version: int, schema: Schema
+    ) -> None:
+        key = (topic, writer.schema_id, version)
+        if key in self._decoders:
+            decoder = self._decoders[key]
+        else:
+            decoder = _plan.compile_decoder(schema, writer.resolved, _HEADER.size)
+            with self._lock:
+                self._decoders[key] = decoder
+        if decoder is not None:
+            header = _HEADER.pack(MAGIC_BYTE, writer.schema_id)
+            self._last_decoder = (topic, header, decoder)
+            with self._lock:
+                self._by_header[(topic, header)] = decoder
 
     def _reader_for(self, topic: str, schema_id: int) -> _WriterSchema:
         cached = self._readers.get(schema_id)
         if cached is not None:
             return cached
-        schema_registry = _import_registry()
-        try:
-            sr_schema = self._registry.get_schema(schema_id)
-        except schema_registry.SchemaRegistryError as exc:
-            status = getattr(exc, "http_status_code", -1) or -1
-            text = (
-                f"Failed to deserialize data for topic {topic} to Avro: Error retrieving Avro "
-                f"{'key' if self._is_key else 'value'} schema for id {schema_id}: {exc}"
-            )
-            if status >= 500 or status in (408, 429):
-                raise RetriableException(text) from exc
-            raise DataException(text) from exc
-        except (OSError, TimeoutError) as exc:
-            raise RetriableException(
-                f"Failed to deserialize data for topic {topic} to Avro: Schema Registry "
-                f"unreachable: {exc}"
-            ) from exc
+        registry = self._client()
+        prefix = f"Failed to deserialize data for topic {topic} to Avro"
+        sr_schema = registry.call(
+            prefix,
+            f"retrieving the Avro {'key' if self._is_key else 'value'} schema for id {schema_id}",
+            lambda: registry.client.get_schema(schema_id),
+        )
         schema_type = getattr(sr_schema, "schema_type", "AVRO") or "AVRO"
         if schema_type != "AVRO":
             raise DataException(
-                f"Failed to deserialize data for topic {topic} to Avro: schema id {schema_id} is "
-                f"a {schema_type} schema, not Avro"
+                f"{prefix}: schema id {schema_id} is a {schema_type} schema, not Avro"
             )
         reader = _WriterSchema(schema_id, sr_schema.schema_str)
         with self._lock:
@@ -557,27 +460,22 @@ class AvroConverter(Converter):
             subject = self.subject_name(topic, writer.json)
         except DataException:
             return None
-        schema_registry = _import_registry()
+        registry = self._client()
+        schema_registry = _reg.import_registry("AvroConverter", "avro")
         try:
-            registered = self._registry.lookup_schema(
-                subject, schema_registry.Schema(writer.text, "AVRO")
+            registered = registry.call(
+                f"Failed to deserialize data for topic {topic} to Avro",
+                f"looking up the version of schema id {writer.schema_id} under subject {subject}",
+                lambda: registry.client.lookup_schema(
+                    subject, schema_registry.Schema(writer.text, "AVRO")
+                ),
             )
-        except (schema_registry.SchemaRegistryError, OSError):
-            return None
+        except DataException:
+            return None  # not registered under the subject: no version
         version = getattr(registered, "version", None)
         return int(version) if isinstance(version, int) else None
 
     def close(self) -> None:
         """Release the registry client when this converter created a real (not mock) one."""
-        client = self._registry
-        if client is not None and client not in _MOCK_REGISTRIES.values():
-            close = getattr(client, "close", None)
-            if callable(close):
-                close()
-
-
-def _is_transport_error(exc: BaseException) -> bool:
-    for cls in type(exc).__mro__:
-        if cls.__name__ in ("TransportError", "TimeoutException", "ConnectError", "NetworkError"):
-            return True
-    return False
+        if self._registry is not None:
+            self._registry.close()

@@ -25,8 +25,18 @@ EXPECTED_SKIPS = {
     ("SCH-07", "FileStreamSinkDriver"): (Outcome.SKIPPED, "not a STRUCT"),
     ("SCH-08", "FileStreamSinkDriver"): (Outcome.SKIPPED, "accepts_any_schema"),
 }
-SOURCE_IDS = ["SCH-01", "SCH-02", "SCH-03", "SCH-04", "SCH-05", "SCH-09"]
-SINK_IDS = ["SCH-02", "SCH-03", "SCH-04", "SCH-06", "SCH-07", "SCH-08", "SCH-09"]
+SOURCE_IDS = ["SCH-01", "SCH-02", "SCH-03", "SCH-04", "SCH-05", "SCH-09", "SCH-10", "SCH-11"]
+SINK_IDS = [
+    "SCH-02",
+    "SCH-03",
+    "SCH-04",
+    "SCH-06",
+    "SCH-07",
+    "SCH-08",
+    "SCH-09",
+    "SCH-10",
+    "SCH-11",
+]
 
 
 def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
@@ -49,7 +59,7 @@ def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
 BROKEN = [
     (["SCH-01"], broken.MissingFieldSourceDriver, ['null used for required field: "name"']),
     (
-        ["SCH-02", "SCH-04"],
+        ["SCH-02", "SCH-04", "SCH-10", "SCH-11"],
         broken.FloatDecimalSourceDriver,
         ["value.amount", "wrote Decimal('0.50') (scale 2), emitted Decimal('0.5') (scale 1"],
     ),

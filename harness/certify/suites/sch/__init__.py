@@ -11,7 +11,8 @@ Values are compared exactly: a Decimal must keep its value and its scale, a Time
 to the millisecond (a naive datetime is UTC, as in :mod:`cdk.data`), bytes every byte, a FLOAT32
 its 32-bit value. A failure names the record id and the first field that differs.
 
-SCH-01 to SCH-04 (records and converter round trips) are in :mod:`.round_trip`, SCH-05 to
+SCH-01 to SCH-04, SCH-10 and SCH-11 (records and converter round trips: JSON, Avro, Protobuf,
+JSON Schema) are in :mod:`.round_trip`, SCH-05 to
 SCH-08 (schema migration) in :mod:`.migration`; the source and sink flows, the schemas derived
 from a driver's and the value comparison they share are in the private modules.
 """

@@ -21,6 +21,11 @@ __all__: list[str] = []
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
+PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
+JSON_SCHEMA = "io.confluent.connect.json.JsonSchemaConverter"
+#: SCH-10's ProtobufConverter settings besides the registry: proto3 ``optional`` fields, so a
+#: null in an optional primitive field stays null (without it Protobuf reads the type's default).
+_PROTOBUF_SETTINGS = {"optional.for.nullables": "true"}
 
 #: Records per source check and per sink round trip.
 _RECORDS = 40

@@ -7,7 +7,13 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from cdk.api import SourceConnector, SourceRecord
-from cdk.converters import AvroConverter, Converter, JsonConverter
+from cdk.converters import (
+    AvroConverter,
+    Converter,
+    JsonConverter,
+    JsonSchemaConverter,
+    ProtobufConverter,
+)
 from cdk.data import (
     Schema,
     Struct,
@@ -47,12 +53,12 @@ def _source_round_trip(
             "field (Decimal value and scale, Timestamp to the millisecond, bytes exactly)",
         )
     converters = {"key": make(True), "value": make(False)}
-    avro = converter_name == "AvroConverter"
+    avro = converter_name != "JsonConverter"  # the registry converters need schemas
     problems, compared = [], 0
     for index, record in enumerate(records):
         parts = list(_parts(record))
         if avro and any(schema is None and value is not None for _, schema, value in parts):
-            continue  # schemaless: Avro needs a schema
+            continue  # schemaless: Avro, Protobuf and JSON Schema need a schema
         compared += 1
         for part, schema, value in parts:
             problem: str | None
@@ -239,5 +245,17 @@ def _json_converter(is_key: bool) -> Converter:
 
 def _avro_converter(url: str, is_key: bool) -> Converter:
     converter = AvroConverter()
+    converter.configure({"schema.registry.url": url}, is_key)
+    return converter
+
+
+def _protobuf_converter(url: str, settings: Mapping[str, str], is_key: bool) -> Converter:
+    converter = ProtobufConverter()
+    converter.configure({"schema.registry.url": url, **settings}, is_key)
+    return converter
+
+
+def _json_schema_converter(url: str, is_key: bool) -> Converter:
+    converter = JsonSchemaConverter()
     converter.configure({"schema.registry.url": url}, is_key)
     return converter

@@ -1,17 +1,30 @@
-"""SCH-01 to SCH-04: valid records, JSON (with and without schemas) and Avro round trips."""
+"""SCH-01 to SCH-04, SCH-10, SCH-11: valid records and the converter round trips.
+
+JSON (with and without schemas), Avro, Protobuf and JSON Schema.
+"""
 
 from __future__ import annotations
 
 from harness.certify._checks import check
 from harness.certify._context import CheckContext
-from harness.certify.suites.sch._common import _RECORDS, AVRO, JSON, _fail_on
+from harness.certify.suites.sch._common import (
+    _PROTOBUF_SETTINGS,
+    _RECORDS,
+    AVRO,
+    JSON,
+    JSON_SCHEMA,
+    PROTOBUF,
+    _fail_on,
+)
 from harness.certify.suites.sch._sink import _sink_round_trip, _sink_schemaless
 from harness.certify.suites.sch._source import (
     _avro_converter,
     _emitted,
     _json_converter,
+    _json_schema_converter,
     _label,
     _parts,
+    _protobuf_converter,
     _schema_problem,
     _source_round_trip,
     _source_schemaless,
@@ -137,3 +150,60 @@ def avro_round_trip(ctx: CheckContext) -> None:
         _source_round_trip(ctx, "AvroConverter", lambda is_key: _avro_converter(url, is_key))
     else:
         _sink_round_trip(ctx, AVRO, {"schema.registry.url": url}, "the AvroConverter")
+
+
+@check(
+    "SCH-10",
+    "Protobuf round trip keeps every value and logical type",
+    capabilities=("expected_value() (source)", "read_values() (sink)"),
+    fix=(
+        "As for SCH-04: declare schemas Protobuf can carry (a struct or a primitive at the "
+        "root, no array nested in an array) and emit values that match them; a sink stores "
+        "what the ``ProtobufConverter`` gives it (every field optional, as Confluent's)."
+    ),
+)
+def protobuf_round_trip(ctx: CheckContext) -> None:
+    """Values survive the ProtobufConverter (a Schema Registry ``mock://`` scope of its own).
+
+    The comparisons of SCH-04 with ``io.confluent.connect.protobuf.ProtobufConverter``
+    (``optional.for.nullables=true``, so a null optional field stays null): emitted source
+    values must equal what the driver wrote, and through the converter and back be unchanged
+    (records without schemas are left out); sink records sent in Protobuf must all be stored
+    with every field sent. Not verified without the values, as SCH-02.
+    """
+    url = f"mock://{ctx.unique('certify-registry')}"
+    settings = {"schema.registry.url": url, **_PROTOBUF_SETTINGS}
+    if ctx.kind == "source":
+        _source_round_trip(
+            ctx,
+            "ProtobufConverter",
+            lambda is_key: _protobuf_converter(url, _PROTOBUF_SETTINGS, is_key),
+        )
+    else:
+        _sink_round_trip(ctx, PROTOBUF, settings, "the ProtobufConverter")
+
+
+@check(
+    "SCH-11",
+    "JSON Schema round trip keeps every value and logical type",
+    capabilities=("expected_value() (source)", "read_values() (sink)"),
+    fix=(
+        "As for SCH-04: declare schemas and emit values that match them; a sink stores what "
+        "the ``JsonSchemaConverter`` gives it."
+    ),
+)
+def json_schema_round_trip(ctx: CheckContext) -> None:
+    """Values survive the JsonSchemaConverter (a Schema Registry ``mock://`` scope of its own).
+
+    The comparisons of SCH-04 with ``io.confluent.connect.json.JsonSchemaConverter``: emitted
+    source values must equal what the driver wrote, and through the converter and back be
+    unchanged (records without schemas are left out); sink records sent in JSON Schema must all
+    be stored with every field sent. Not verified without the values, as SCH-02.
+    """
+    url = f"mock://{ctx.unique('certify-registry')}"
+    if ctx.kind == "source":
+        _source_round_trip(
+            ctx, "JsonSchemaConverter", lambda is_key: _json_schema_converter(url, is_key)
+        )
+    else:
+        _sink_round_trip(ctx, JSON_SCHEMA, {"schema.registry.url": url}, "the JsonSchemaConverter")
