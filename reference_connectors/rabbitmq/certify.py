@@ -46,6 +46,8 @@ DEFAULT_URL = "amqp://guest:guest@127.0.0.1:5672/"
 _TIMEOUTS = "?connection_attempts=1&socket_timeout=5&stack_timeout=10&heartbeat=10"
 #: How long pending_ids() waits for RabbitMQ to take back what a closed connection held.
 _SETTLE_S = 10.0
+#: How long the queues' counts must stay the same before pending_ids() reads them.
+_STEADY_S = 0.5
 
 
 #: The user the drivers create on the local broker when ``CDK_TEST_RABBITMQ_URL`` is not set:
@@ -242,6 +244,15 @@ class RabbitMQSourceDriver(SourceDriver):
                     if time.monotonic() > deadline:
                         break
                     channel.connection.sleep(0.05)
+            # A closed channel's unacknowledged messages reach their queue just after its
+            # consumer is gone: wait until the queues' counts stop changing.
+            counts = self._ready_counts(channel)
+            steady_since = time.monotonic()
+            while time.monotonic() - steady_since < _STEADY_S and time.monotonic() < deadline:
+                channel.connection.sleep(0.05)
+                now = self._ready_counts(channel)
+                if now != counts:
+                    counts, steady_since = now, time.monotonic()
             for queue in self.queues:
                 while True:
                     method, properties, _ = channel.basic_get(queue, auto_ack=False)
@@ -250,6 +261,11 @@ class RabbitMQSourceDriver(SourceDriver):
                     ids.append(int(properties.message_id))
         # closing the connection requeued every message fetched
         return ids
+
+    def _ready_counts(self, channel: Any) -> list[int]:
+        return [
+            channel.queue_declare(queue, passive=True).method.message_count for queue in self.queues
+        ]
 
     def outage(self) -> contextlib.AbstractContextManager[None]:
         return self._broker.outage()
