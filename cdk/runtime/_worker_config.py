@@ -446,6 +446,16 @@ class WorkerConfig(AbstractConfig):
 
     # ------------------------------------------------------------------ simple accessors
     @property
+    def exactly_once_source_supported(self) -> bool:
+        """Whether this kind of worker can run exactly-once sources (standalone: no, as Kafka)."""
+        return False
+
+    @property
+    def exactly_once_source_enabled(self) -> bool:
+        """Whether this worker runs source tasks exactly once (``exactly.once.source.support``)."""
+        return False
+
+    @property
     def bootstrap_servers(self) -> str:
         """``bootstrap.servers`` as the comma-separated string clients expect."""
         return ",".join(self.get_list(BOOTSTRAP_SERVERS_CONFIG))

@@ -327,6 +327,16 @@ class DistributedConfig(WorkerConfig):
             )
 
     @property
+    def exactly_once_source_supported(self) -> bool:
+        """Distributed mode can run exactly-once sources."""
+        return True
+
+    @property
+    def exactly_once_source_enabled(self) -> bool:
+        """Whether ``exactly.once.source.support`` is ``enabled``."""
+        return str(self.get_string(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).lower() == "enabled"
+
+    @property
     def group_id(self) -> str:
         """``group.id``."""
         return str(self.get_string(GROUP_ID_CONFIG))
