@@ -455,6 +455,10 @@ class WorkerConfig(AbstractConfig):
         """Whether this worker runs source tasks exactly once (``exactly.once.source.support``)."""
         return False
 
+    def source_transactional_id(self, connector: str, task: int) -> str | None:
+        """A source task's ``transactional.id`` when it runs exactly once, else None."""
+        return None
+
     @property
     def bootstrap_servers(self) -> str:
         """``bootstrap.servers`` as the comma-separated string clients expect."""

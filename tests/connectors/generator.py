@@ -344,6 +344,7 @@ class GeneratorSourceTask(SourceTask):
         if only and only not in props.get(TASK_STREAMS, "p0").split(","):
             self._fail_after = -1
         self._retriable_left = config.get_int(RETRIABLE_FAILURES)
+        self._commit_every = config.get_int(EOS_COMMIT_EVERY)
         self._failure_key = (props.get("name", ""), props.get(TASK_STREAMS, ""))
         streams = [s for s in props.get(TASK_STREAMS, "p0").split(",") if s]
         stored = self.context.offset_storage_reader.offsets([{"partition": s} for s in streams])
@@ -380,11 +381,16 @@ class GeneratorSourceTask(SourceTask):
             if pending:
                 limit = self._fail_after - self._emitted
         records: list[SourceRecord] = []
+        transactions = self.context.transaction_context if self._commit_every else None
         for stream in self._next:
             for _ in range(self._remaining(stream)):
                 if limit is not None and len(records) >= limit:
                     break
-                records.append(self._record(stream, self._next[stream]))
+                seq = self._next[stream]
+                record = self._record(stream, seq)
+                records.append(record)
+                if transactions is not None and (seq + 1) % self._commit_every == 0:
+                    transactions.commit_transaction(record)
                 self._next[stream] += 1
         self._emitted += len(records)
         return records
