@@ -16,6 +16,8 @@ key                            value
 ``target-state-<name>``        ``{"state":"PAUSED","state.v2":"STOPPED"}`` (``state`` is
                                ``PAUSED`` for ``STOPPED``, for workers that predate it)
 ``restart-connector-<name>``   ``{"include-tasks":B,"only-failed":B}``
+``tasks-fencing-<name>``       ``{"task-count":N}``: the leader fenced the producers of the
+                               generation before, which had N tasks (exactly-once sources)
 ============================== =========================================================
 
 Status topic (``status.storage.topic``):
@@ -46,6 +48,7 @@ __all__ = [
     "STATUS_TASK_PREFIX",
     "STATUS_TOPIC_PREFIX",
     "TARGET_STATE_PREFIX",
+    "TASK_COUNT_PREFIX",
     "TASK_PREFIX",
     "ConfigRecord",
     "StatusRecord",
@@ -58,8 +61,10 @@ __all__ = [
     "encode_restart",
     "encode_status",
     "encode_target_state",
+    "encode_task_count",
     "encode_topic_status",
     "restart_key",
+    "task_count_key",
     "status_connector_key",
     "status_task_key",
     "status_topic_key",
@@ -72,6 +77,7 @@ TASK_PREFIX = "task-"
 COMMIT_PREFIX = "commit-"
 TARGET_STATE_PREFIX = "target-state-"
 RESTART_PREFIX = "restart-connector-"
+TASK_COUNT_PREFIX = "tasks-fencing-"
 STATUS_CONNECTOR_PREFIX = "status-connector-"
 STATUS_TASK_PREFIX = "status-task-"
 STATUS_TOPIC_PREFIX = "status-topic-"
@@ -104,6 +110,11 @@ def target_state_key(name: str) -> str:
     return TARGET_STATE_PREFIX + name
 
 
+def task_count_key(name: str) -> str:
+    """``tasks-fencing-<name>``."""
+    return TASK_COUNT_PREFIX + name
+
+
 def restart_key(name: str) -> str:
     """``restart-connector-<name>``."""
     return RESTART_PREFIX + name
@@ -133,6 +144,11 @@ def encode_properties(properties: dict[str, str]) -> bytes:
 def encode_commit(tasks: int) -> bytes:
     """The value of a ``commit-`` record: how many task configs precede it."""
     return _dumps({"tasks": tasks})
+
+
+def encode_task_count(tasks: int) -> bytes:
+    """The value of a ``tasks-fencing-`` record (Kafka's ``TASK_COUNT_RECORD_V0``)."""
+    return _dumps({"task-count": tasks})
 
 
 def encode_target_state(state: TargetState) -> bytes:
@@ -178,12 +194,13 @@ class ConfigRecord:
     """One record of the config topic, decoded.
 
     Attributes:
-        kind: ``connector``, ``task``, ``commit``, ``target-state``, ``restart`` or ``other``
+        kind: ``connector``, ``task``, ``commit``, ``target-state``, ``restart``,
+            ``task-count`` or ``other``
             (keys this module does not know, such as ``session-key``: skip them).
         connector: the connector the record is about (``""`` for ``other``).
         task: the task number of a ``task`` record, else ``None``.
         properties: the config of a ``connector`` or ``task`` record (``None`` for a tombstone).
-        tasks: the task count of a ``commit`` record.
+        tasks: the task count of a ``commit`` or ``task-count`` record.
         target_state: the state of a ``target-state`` record (``None`` for a tombstone).
         include_tasks: of a ``restart`` record.
         only_failed: of a ``restart`` record.
@@ -225,6 +242,9 @@ def decode_config(key: str, value: bytes | None) -> ConfigRecord:
     if key.startswith(COMMIT_PREFIX):
         count = None if data is None else int(data["tasks"])
         return ConfigRecord("commit", key[len(COMMIT_PREFIX) :], tasks=count)
+    if key.startswith(TASK_COUNT_PREFIX):
+        count = None if data is None else int(data["task-count"])
+        return ConfigRecord("task-count", key[len(TASK_COUNT_PREFIX) :], tasks=count)
     if key.startswith(TARGET_STATE_PREFIX):
         state = None
         if data is not None:
