@@ -211,8 +211,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._transaction_size = 0
         self._async_error: Any = None
         self._eos_failed = False
-        #: the sizes of the committed transactions not yet handed to the metrics
+        #: the sizes of the committed transactions (for tests and diagnostics; the last 1,000)
         self.transaction_sizes: list[int] = []
+        source_metrics = self.metrics.source
+        if source_metrics is not None:
+            source_metrics.enable_transactions()
 
     # -- the producer ----------------------------------------------------------------------------
     @override
@@ -492,6 +495,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             ) from error
         self.metrics.task.record_commit(clock() - started, True)
         self.transaction_sizes.append(self._transaction_size)
+        if len(self.transaction_sizes) > 1000:
+            del self.transaction_sizes[:-1000]
+        source_metrics = self.metrics.source
+        if source_metrics is not None:
+            source_metrics.record_transaction(self._transaction_size, clock())
         self._transaction_size = 0
         self._staged.clear()
         committable, self._committable = self._committable, []

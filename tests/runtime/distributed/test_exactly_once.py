@@ -186,6 +186,15 @@ def test_connector_boundaries_commit_where_the_task_asks_and_an_open_one_is_invi
         assert reader.wait_for_keys(all_keys(1, 1000)) == all_keys(1, 1000)
     runner = _runner(worker, "conn")
     assert runner.transaction_sizes == [250, 250, 250, 250]
+    placement = worker.placement
+    assert isinstance(placement, ThreadPlacement)
+    cluster_worker = placement.cluster_workers[0]
+    assert cluster_worker is not None
+    assert cluster_worker.worker is not None
+    snapshot = cluster_worker.worker.metrics.snapshot()
+    tags = {"connector": "conn", "task": "0"}
+    for stat in ("min", "max", "avg"):  # Kafka's source-task-metrics of exactly-once tasks
+        assert snapshot.value("source-task-metrics", f"transaction-size-{stat}", **tags) == 250
 
     # a task that never asks to commit: its records stay in an open transaction
     never = make_topic(kafka_bootstrap)
