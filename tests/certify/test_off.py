@@ -17,7 +17,7 @@ from reference_connectors.filestream.certify import FileStreamSinkDriver, FileSt
 from tests.certify import _support
 from tests.certify.broken import off as broken
 
-SOURCE_IDS = ["OFF-01", "OFF-02", "OFF-03", "OFF-04", "OFF-08"]
+SOURCE_IDS = ["OFF-01", "OFF-02", "OFF-03", "OFF-04", "OFF-08", "OFF-13"]
 SINK_IDS = ["OFF-05", "OFF-06", "OFF-07", "OFF-08"]
 
 
@@ -77,6 +77,12 @@ BROKEN: list[tuple[type[ConnectorDriver], dict[str, list[str]]]] = [
     (broken.ForgetfulDriver, {"OFF-06": ["after a clean stop", "missing"]}),
     (broken.NeverCommitsDriver, {"OFF-06": ["after a clean stop", "duplicates"]}),
     (broken.SelfRewindingDriver, {"OFF-08": ["were not given to put() again"]}),
+    (broken.EosAheadDriver, {"OFF-13": ["read read_committed after 2 kill -9", "missing (ids"]}),
+    (
+        broken.EosRepeatsDriver,
+        {"OFF-13": ["read read_committed after 2 kill -9", "duplicates (ids"]},
+    ),
+    (broken.EosForgetsToCommitDriver, {"OFF-13": ["to be committed to", "are missing (ids 1,"]}),
 ]
 
 
