@@ -77,12 +77,15 @@ BROKEN: list[tuple[type[ConnectorDriver], dict[str, list[str]]]] = [
     (broken.ForgetfulDriver, {"OFF-06": ["after a clean stop", "missing"]}),
     (broken.NeverCommitsDriver, {"OFF-06": ["after a clean stop", "duplicates"]}),
     (broken.SelfRewindingDriver, {"OFF-08": ["were not given to put() again"]}),
-    (broken.EosAheadDriver, {"OFF-13": ["read read_committed after 2 kill -9", "missing (ids"]}),
+    (broken.EosAheadDriver, {"OFF-13": ["to be committed to", "1 of them are missing (ids 41)"]}),
     (
         broken.EosRepeatsDriver,
         {"OFF-13": ["read read_committed after 2 kill -9", "duplicates (ids"]},
     ),
-    (broken.EosForgetsToCommitDriver, {"OFF-13": ["to be committed to", "are missing (ids 1,"]}),
+    (
+        broken.EosForgetsToCommitDriver,
+        {"OFF-13": ["to be committed to", "30 of them are missing (ids 1, 2, 3,"]},
+    ),
 ]
 
 
@@ -124,3 +127,13 @@ def test_a_future_offset_with_no_number_comes_from_the_driver(
 def test_every_check_has_a_broken_connector() -> None:
     failed = {check_id for _, failures in BROKEN for check_id in failures}
     assert failed == set(SOURCE_IDS) | set(SINK_IDS)
+
+
+def test_a_source_that_does_not_declare_exactly_once_skips_off13(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(tmp_path, broken.SkipsRowDriver)
+    run = _support.run_checks(project, ["OFF-13"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "OFF-13", Outcome.SKIPPED)
+    (result,) = run.results
+    assert "exactly_once_support() answers None" in result.message

@@ -197,6 +197,8 @@ def _worker(ctx: CheckContext, props: Mapping[str, str], label: str) -> Iterator
         yield worker
     finally:
         worker.kill()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def _create(ctx: CheckContext, worker: _Worker, name: str, config: Mapping[str, str]) -> None:
@@ -259,7 +261,7 @@ def _await_committed(
     d: SourceDriver,
     topic: str,
     ids: Sequence[Hashable],
-    timeout: float = 60.0,
+    timeout: float = 30.0,
     *,
     fail: bool = True,
 ) -> list[Hashable]:
@@ -284,9 +286,18 @@ def _await_committed(
         timeout,
         expected=f"the {len(wanted)} records to be committed to {topic}",
         actual=lambda: (
-            f"{len(wanted - set(seen))} are missing "
-            f"(ids {sorted(wanted - set(seen), key=str)[:10]})"
+            f"{len(wanted - set(seen))} of them are missing (ids {_ids(wanted - set(seen))})"
         ),
         interval=0.5,
     )
     return seen
+
+
+def _ids(ids: set[Hashable]) -> str:
+    def order(value: Hashable) -> tuple[int, float, str]:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return (0, float(value), "")
+        return (1, 0.0, str(value))
+
+    shown = sorted(ids, key=order)
+    return ", ".join(str(i) for i in shown[:10]) + (" ..." if len(shown) > 10 else "")
