@@ -211,6 +211,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._transaction_size = 0
         self._async_error: Any = None
         self._eos_failed = False
+        #: the last source partition staged and its key (consecutive records share one)
+        self._last_partition: Mapping[str, Any] | None = None
+        self._last_key = b""
         #: the sizes of the committed transactions (for tests and diagnostics; the last 1,000)
         self.transaction_sizes: list[int] = []
         source_metrics = self.metrics.source
@@ -338,6 +341,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         to_header = self._header_converter.from_connect_header
         track = self._calls_commit_record
         per_record = self._transaction_context is not None
+        producer = self._producer
+        assert producer is not None
+        produce: Callable[..., None] = producer.produce
         for index, pre in enumerate(records):
             if not isinstance(pre, SourceRecord):
                 raise ConnectException(
@@ -388,7 +394,13 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             else:
                 callback = self._on_delivery
             try:
-                self._produce(record, key, value, headers, callback)
+                if record.kafka_partition is None and record.timestamp is None:
+                    if headers:
+                        produce(topic, value, key, on_delivery=callback, headers=headers)
+                    else:
+                        produce(topic, value, key, on_delivery=callback)
+                else:
+                    self._produce(record, key, value, headers, callback)
             except BufferError:
                 self._produce_retrying(
                     functools.partial(self._produce, record, key, value, headers, callback)
@@ -425,14 +437,15 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         return delivered
 
     def _stage_offset(self, record: SourceRecord) -> None:
+        """Keep the record's offset as its partition's latest (validated when committed)."""
         partition = record.source_partition
         if partition is None:
             return
-        offset = record.source_offset
-        validate_offset_format(offset)
-        self._staged[offset_key(self.id.connector, partition)] = (
-            None if offset is None else dict(offset)
-        )
+        last = self._last_partition
+        if partition is not last and partition != last:
+            self._last_partition = partition
+            self._last_key = offset_key(self.id.connector, partition)
+        self._staged[self._last_key] = record.source_offset
 
     # -- transactions --------------------------------------------------------------------------
     def _maybe_begin(self) -> None:
@@ -470,6 +483,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         error: BaseException | None = None
         try:
             for key, offset in self._staged.items():
+                validate_offset_format(offset)
                 send = functools.partial(
                     producer.produce,
                     self._offsets_topic,
