@@ -164,3 +164,22 @@ def test_a_connector_s_own_offsets_topic_is_refused(
     client: httpx.Client = request.getfixturevalue(mode)
     config = _config(kafka_bootstrap, **{"offsets.storage.topic": "my-offsets"})
     _refused_everywhere(client, config, "offsets.storage.topic", [OFFSETS_TOPIC_REFUSED])
+
+
+def test_distributed_required_on_a_worker_with_exactly_once(
+    kafka_bootstrap: str, http: Http
+) -> None:
+    worker = _distributed(kafka_bootstrap, **{"exactly.once.source.support": "enabled"})
+    try:
+        client = http(worker.rest_url)
+        supported = _config(
+            kafka_bootstrap, **{"exactly.once.support": "required", "eos.support": "SUPPORTED"}
+        )
+        answer = client.put(VALIDATE, json=supported).json()
+        assert answer["error_count"] == 0, _errors(answer)
+        unsupported = {**supported, "eos.support": "UNSUPPORTED"}
+        _refused_everywhere(client, unsupported, "exactly.once.support", [UNSUPPORTED])
+        created = client.post("/connectors", json={"name": "eos", "config": supported})
+        assert created.status_code == 201, created.text
+    finally:
+        worker.stop()
