@@ -16,7 +16,6 @@ import httpx
 import pytest
 
 from cdk.runtime import DistributedWorker
-from cdk.runtime._key_notes import CONNECTOR_KEY_NOTES, no_effect_message
 from cdk.runtime._exactly_once import (
     BOUNDARIES_UNSUPPORTED,
     NO_PREFLIGHT,
@@ -24,6 +23,7 @@ from cdk.runtime._exactly_once import (
     UNSUPPORTED,
     WORKER_NOT_ENABLED,
 )
+from cdk.runtime._key_notes import CONNECTOR_KEY_NOTES, no_effect_message
 from cdk.runtime.standalone._worker import EmbeddedWorker
 from tests.integration._support import JSON, generator_config, make_topic
 from tests.runtime.distributed._support import distributed_props

@@ -21,8 +21,8 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
-from cdk.runtime._key_notes import CONNECTOR_KEY_NOTES, no_effect_message
 from cdk.runtime._exactly_once import validate_exactly_once
+from cdk.runtime._key_notes import CONNECTOR_KEY_NOTES, no_effect_message
 from cdk.runtime._worker_config import CLIENT_OVERRIDE_PREFIXES, WorkerConfig, check_client_override
 from cdk.runtime.isolation._plugins import Plugins, PluginType, plugin_types
 from cdk.runtime.rest._requests import BadRequestException
