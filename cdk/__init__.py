@@ -32,6 +32,7 @@ from cdk.api import (
     Task,
     TimestampType,
     TopicPartition,
+    TransactionContext,
     group_partitions,
 )
 from cdk.config import (
@@ -91,6 +92,7 @@ __all__ = [
     "SourceTask",
     "SinkTask",
     "SourceTaskContext",
+    "TransactionContext",
     "SinkTaskContext",
     "OffsetStorageReader",
     "ErrantRecordReporter",

@@ -32,6 +32,7 @@ EXPECTED_TOP_LEVEL = {
     "SourceTaskContext",
     "Task",
     "TopicPartition",
+    "TransactionContext",
     "group_partitions",
     # config
     "AbstractConfig",

@@ -23,6 +23,7 @@ from cdk.api._task import (
     SourceTask,
     SourceTaskContext,
     Task,
+    TransactionContext,
 )
 from cdk.api._util import group_partitions
 
@@ -41,6 +42,7 @@ __all__ = [
     "SourceTask",
     "SinkTask",
     "SourceTaskContext",
+    "TransactionContext",
     "SinkTaskContext",
     "OffsetStorageReader",
     "ErrantRecordReporter",

@@ -24,6 +24,7 @@ __all__ = [
     "SourceTask",
     "SourceTaskContext",
     "Task",
+    "TransactionContext",
 ]
 
 
@@ -62,8 +63,44 @@ class ErrantRecordReporter(ABC):
         """
 
 
+class TransactionContext(ABC):
+    """How a source task defines its own transaction boundaries (KIP-618).
+
+    A task gets one as ``self.context.transaction_context`` when the worker runs it exactly
+    once with ``transaction.boundary=connector``. Requests made during ``poll()`` apply once
+    the framework has handed the records to the producer: a request naming a record applies
+    right after that record (which the task returned from ``poll()``, before any
+    transformation), a request without one after the whole batch of that ``poll()``.
+    """
+
+    @abstractmethod
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        """Commit the open transaction: after ``record``, or after the current batch.
+
+        The records and the source offsets of everything dispatched up to that point are then
+        written together, atomically.
+        """
+
+    @abstractmethod
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        """Abort the open transaction: after ``record``, or after the current batch.
+
+        The records of the transaction are dropped; their source offsets are committed anyway
+        (in a transaction of their own), so the task is not handed them again.
+        """
+
+
 class SourceTaskContext(ABC):
     """What the framework offers a running source task (``self.context``)."""
+
+    @property
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's :class:`TransactionContext`; None unless it defines its own boundaries.
+
+        It is only given when the worker runs the task with exactly-once support and the
+        connector has ``transaction.boundary=connector``.
+        """
+        return None
 
     @abstractmethod
     def configs(self) -> dict[str, str]:

@@ -20,6 +20,7 @@ from cdk.api import (
     SourceConnectorContext,
     SourceTaskContext,
     TopicPartition,
+    TransactionContext,
 )
 from cdk.errors import ConnectException, IllegalWorkerStateException
 
@@ -119,9 +120,15 @@ class WorkerSinkConnectorContext(SinkConnectorContext):
 class WorkerSourceTaskContext(SourceTaskContext):
     """A running source task's context: its configs and its connector's offset reader."""
 
-    def __init__(self, configs: Mapping[str, str], offset_reader: OffsetStorageReader) -> None:
+    def __init__(
+        self,
+        configs: Mapping[str, str],
+        offset_reader: OffsetStorageReader,
+        transaction_context: TransactionContext | None = None,
+    ) -> None:
         self._configs = dict(configs)
         self._offset_reader = offset_reader
+        self._transaction_context = transaction_context
 
     def configs(self) -> dict[str, str]:
         """The task's configuration."""
@@ -131,6 +138,11 @@ class WorkerSourceTaskContext(SourceTaskContext):
     def offset_storage_reader(self) -> OffsetStorageReader:
         """The connector's committed source offsets."""
         return self._offset_reader
+
+    @property
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's transaction context (exactly-once with ``transaction.boundary=connector``)."""
+        return self._transaction_context
 
 
 class SinkTaskOwner(Protocol):

@@ -139,11 +139,12 @@ WORKER_KEY_NOTES: dict[str, KeyNote] = {
 
 CONNECTOR_KEY_NOTES: dict[str, KeyNote] = {
     "offsets.storage.topic": KeyNote(
-        DISTRIBUTED,
+        BOTH,
         True,
-        "cdk distributed keeps every connector's source offsets in the worker's "
-        "offset.storage.topic; remove the key (or run the connector on a worker whose "
-        "offset.storage.topic is that topic)",
+        "cdk keeps every connector's source offsets in the worker's offsets storage (its "
+        "offset.storage.topic in distributed mode, offset.storage.file.filename in standalone "
+        "mode), not in a topic of the connector's own; remove the key (or run the connector on "
+        "a worker whose offset.storage.topic is that topic)",
     ),
 }
 """Kafka connector keys that differ in cdk (``validate`` reports them when set)."""

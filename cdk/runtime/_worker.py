@@ -35,6 +35,12 @@ from cdk.runtime._contexts import (
     WorkerSourceConnectorContext,
     WorkerSourceTaskContext,
 )
+from cdk.runtime._eos_source_runner import ExactlyOnceWorkerSourceTask, WorkerTransactionContext
+from cdk.runtime._exactly_once import (
+    TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+    TransactionBoundary,
+    transaction_boundary,
+)
 from cdk.runtime._leave_order import LeaveDecision, decide_leave_mode
 from cdk.runtime._log_context import connector_context, in_context
 from cdk.runtime._sink_runner import WorkerSinkTask, consumer_group_id
@@ -47,6 +53,7 @@ from cdk.runtime.errors._metrics import ErrorHandlingMetrics
 from cdk.runtime.errors._reporters import DeadLetterQueueReporter, ErrorReporter, LogReporter
 from cdk.runtime.errors._retry_operator import RetryWithToleranceOperator
 from cdk.runtime.metrics._registry import ConnectMetrics, ConnectorMetricsInfo
+from cdk.runtime.storage._kafka_offset_store import KafkaOffsetBackingStore
 from cdk.runtime.storage._offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 
 if TYPE_CHECKING:
@@ -778,6 +785,21 @@ class Worker:
             topic_creation = TopicCreation.from_props(
                 connector_props, enabled=self._topic_creation_enabled()
             )
+            transactional_id = self.config.source_transactional_id(task_id.connector, task_id.task)
+            if transactional_id is not None:
+                return self._exactly_once_task(
+                    task_id,
+                    task,
+                    task_props,
+                    connector_props,
+                    reader,
+                    transactional_id,
+                    producer_config=producer_config,
+                    offset_writer=OffsetStorageWriter(self.offset_store, task_id.connector),
+                    admin_config=admin_config,
+                    topic_creation=topic_creation,
+                    **common,
+                )
             return WorkerSourceTask(
                 task_id,
                 task,
@@ -811,6 +833,56 @@ class Worker:
             errant.raw_record_for = runner.raw_record_for
         runner.join_before_leave = self.sink_tasks_leave_sequentially
         return runner
+
+    def _exactly_once_task(
+        self,
+        task_id: ConnectorTaskId,
+        task: SourceTask,
+        task_props: Mapping[str, str],
+        connector_props: Mapping[str, str],
+        reader: OffsetStorageReaderImpl,
+        transactional_id: str,
+        **kwargs: Any,
+    ) -> WorkerSourceTask:
+        """A source task's exactly-once runner (``exactly.once.source.support=enabled``)."""
+        store = self.offset_store
+        if not isinstance(store, KafkaOffsetBackingStore):
+            raise ConnectException(
+                f"Exactly-once source tasks need their offsets in a Kafka topic; {store!r} is not"
+            )
+        boundary = transaction_boundary(connector_props)
+        raw_interval = connector_props.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG)
+        interval_ms: int | None = None
+        if raw_interval not in (None, ""):
+            try:
+                interval_ms = int(str(raw_interval).strip())
+            except ValueError:
+                raise ConfigException(
+                    TRANSACTION_BOUNDARY_INTERVAL_CONFIG, raw_interval, "Not a number of type LONG"
+                ) from None
+            if interval_ms < 0:
+                raise ConfigException(
+                    TRANSACTION_BOUNDARY_INTERVAL_CONFIG, raw_interval, "Value must be at least 0"
+                )
+        context = WorkerTransactionContext() if boundary == TransactionBoundary.CONNECTOR else None
+        log.info(
+            "Task %s runs exactly once: transactional.id %s, transaction.boundary %s",
+            task_id,
+            transactional_id,
+            boundary,
+        )
+        return ExactlyOnceWorkerSourceTask(
+            task_id,
+            task,
+            task_props,
+            WorkerSourceTaskContext(task_props, reader, context),
+            transactional_id=transactional_id,
+            offsets_topic=store.topic,
+            boundary=boundary,
+            boundary_interval_ms=interval_ms,
+            transaction_context=context,
+            **kwargs,
+        )
 
     def _topic_creation_enabled(self) -> bool:
         try:

@@ -551,6 +551,20 @@ class WorkerConfig(AbstractConfig):
 
     # ------------------------------------------------------------------ simple accessors
     @property
+    def exactly_once_source_supported(self) -> bool:
+        """Whether this kind of worker can run exactly-once sources (standalone: no, as Kafka)."""
+        return False
+
+    @property
+    def exactly_once_source_enabled(self) -> bool:
+        """Whether this worker runs source tasks exactly once (``exactly.once.source.support``)."""
+        return False
+
+    def source_transactional_id(self, connector: str, task: int) -> str | None:
+        """A source task's ``transactional.id`` when it runs exactly once, else None."""
+        return None
+
+    @property
     def bootstrap_servers(self) -> str:
         """``bootstrap.servers`` as the comma-separated string clients expect."""
         return ",".join(self.get_list(BOOTSTRAP_SERVERS_CONFIG))

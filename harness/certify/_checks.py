@@ -128,6 +128,11 @@ NOT_APPLICABLE: dict[str, str] = {
         "Spark (``--runtime distributed``: OFF-09, RST-06, RBL-05, RBL-06) or Spark pipelines "
         "(``--runtime spark``: OFF-10, OFF-11, OFF-12)"
     ),
+    "no-exactly-once": (
+        "the source does not declare exactly-once support (its ``exactly_once_support(config)`` "
+        "does not answer ``ExactlyOnceSupport.SUPPORTED`` for the example config), so the "
+        "exactly-once check does not apply (OFF-13)"
+    ),
 }
 
 

@@ -13,6 +13,7 @@ from cdk import (
     ConfigDef,
     ConfigException,
     ConnectException,
+    ExactlyOnceSupport,
     Importance,
     Schema,
     SourceConnector,
@@ -86,6 +87,19 @@ class FileStreamSourceConnector(SourceConnector):
     @override
     def task_class(self) -> type[SourceTask]:
         return FileStreamSourceTask
+
+    @override
+    def exactly_once_support(self, props: dict[str, str]) -> ExactlyOnceSupport | None:
+        """SUPPORTED for a file (as Kafka's FileStreamSourceConnector).
+
+        Each record's offset is the byte position just after its own line, and a task resumes
+        at exactly that position: the records after the last committed offset are exactly the
+        lines after it, once each.
+        """
+        filename = props.get(FILE_CONFIG)
+        if filename and filename.strip():
+            return ExactlyOnceSupport.SUPPORTED
+        return ExactlyOnceSupport.UNSUPPORTED
 
     @override
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:

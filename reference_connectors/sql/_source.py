@@ -17,6 +17,7 @@ from cdk import (
     ConfigDef,
     ConfigException,
     ConnectException,
+    ExactlyOnceSupport,
     RetriableException,
     SourceConnector,
     SourceRecord,
@@ -158,6 +159,20 @@ class SqlSourceConnector(SourceConnector):
         config = super().validate(props)
         validate_source(self.config(), props, config.config_values)
         return config
+
+    @override
+    def exactly_once_support(self, props: dict[str, str]) -> ExactlyOnceSupport | None:
+        """SUPPORTED in ``incrementing`` and ``timestamp+incrementing`` modes.
+
+        There each record's offset is its own row's position (the incrementing value, with the
+        timestamp), and a task resumes strictly after it, so a task restarted from the last
+        committed offset reads exactly the rows after it. ``bulk`` re-reads whole tables and
+        ``timestamp`` alone cannot tell apart two rows with the same timestamp: UNSUPPORTED.
+        """
+        mode = str(props.get(MODE, "")).strip().lower()
+        if mode in ("incrementing", "timestamp+incrementing"):
+            return ExactlyOnceSupport.SUPPORTED
+        return ExactlyOnceSupport.UNSUPPORTED
 
     @override
     def start(self, props: dict[str, str]) -> None:

@@ -14,10 +14,11 @@ import pytest
 from harness import ConnectorDriver
 from harness.certify import Outcome
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
+from reference_connectors.sql.certify import SqliteSourceDriver
 from tests.certify import _support
 from tests.certify.broken import off as broken
 
-SOURCE_IDS = ["OFF-01", "OFF-02", "OFF-03", "OFF-04", "OFF-08"]
+SOURCE_IDS = ["OFF-01", "OFF-02", "OFF-03", "OFF-04", "OFF-08", "OFF-13"]
 SINK_IDS = ["OFF-05", "OFF-06", "OFF-07", "OFF-08"]
 
 
@@ -77,6 +78,15 @@ BROKEN: list[tuple[type[ConnectorDriver], dict[str, list[str]]]] = [
     (broken.ForgetfulDriver, {"OFF-06": ["after a clean stop", "missing"]}),
     (broken.NeverCommitsDriver, {"OFF-06": ["after a clean stop", "duplicates"]}),
     (broken.SelfRewindingDriver, {"OFF-08": ["were not given to put() again"]}),
+    (broken.EosAheadDriver, {"OFF-13": ["to be committed to", "1 of them are missing (ids 41)"]}),
+    (
+        broken.EosRepeatsDriver,
+        {"OFF-13": ["read read_committed after 2 kill -9", "duplicates (ids"]},
+    ),
+    (
+        broken.EosForgetsToCommitDriver,
+        {"OFF-13": ["to be committed to", "30 of them are missing (ids 1, 2, 3,"]},
+    ),
 ]
 
 
@@ -118,3 +128,59 @@ def test_a_future_offset_with_no_number_comes_from_the_driver(
 def test_every_check_has_a_broken_connector() -> None:
     failed = {check_id for _, failures in BROKEN for check_id in failures}
     assert failed == set(SOURCE_IDS) | set(SINK_IDS)
+
+
+def test_a_source_that_does_not_declare_exactly_once_skips_off13(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(tmp_path, broken.SkipsRowDriver)
+    run = _support.run_checks(project, ["OFF-13"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "OFF-13", Outcome.SKIPPED)
+    (result,) = run.results
+    assert "exactly_once_support() answers None" in result.message
+
+
+class SqlTimestampIncrementingDriver(SqliteSourceDriver):
+    """The SQL source in ``timestamp+incrementing`` mode (the certify driver's column)."""
+
+    def example_config(self, topic: str) -> dict[str, str]:
+        return {
+            **super().example_config(topic),
+            "mode": "timestamp+incrementing",
+            "timestamp.column.name": "created",
+            "validate.non.null": "false",  # the driver's tables declare it nullable
+        }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "driver", [SqliteSourceDriver, SqlTimestampIncrementingDriver], ids=["incrementing", "ts+inc"]
+)
+def test_the_sql_source_runs_exactly_once_in_its_two_exact_modes(
+    driver: type[ConnectorDriver], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(tmp_path, driver)
+    run = _support.run_checks(project, ["OFF-13"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "OFF-13", Outcome.PASSED)
+    (result,) = run.results
+    counts = next(v for k, v in result.evidence.items() if k.startswith("read read_committed"))
+    assert counts["duplicates"] == 0
+    assert counts["lost"] == 0
+
+
+def test_the_kit_s_sources_declare_exactly_once_only_where_it_holds() -> None:
+    from cdk import ExactlyOnceSupport
+    from reference_connectors.filestream import FileStreamSourceConnector
+    from reference_connectors.sql import SqlSourceConnector
+
+    sql = SqlSourceConnector()
+    for mode, answer in [
+        ("incrementing", ExactlyOnceSupport.SUPPORTED),
+        ("Timestamp+Incrementing", ExactlyOnceSupport.SUPPORTED),
+        ("timestamp", ExactlyOnceSupport.UNSUPPORTED),
+        ("bulk", ExactlyOnceSupport.UNSUPPORTED),
+    ]:
+        assert sql.exactly_once_support({"mode": mode}) is answer, mode
+    files = FileStreamSourceConnector()
+    assert files.exactly_once_support({"file": "in.txt"}) is ExactlyOnceSupport.SUPPORTED
+    assert files.exactly_once_support({}) is ExactlyOnceSupport.UNSUPPORTED

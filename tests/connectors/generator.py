@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from cdk.api import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
     Header,
     SourceConnector,
     SourceRecord,
@@ -64,6 +66,9 @@ RETRIABLE_FAILURES = "retriable.failures"
 STREAMS_FILE = "streams.file"
 SECRET = "generator.secret"
 TASK_STREAMS = "task.streams"  # set by the connector in each task config
+EOS_SUPPORT = "eos.support"
+EOS_BOUNDARIES = "eos.boundaries"
+EOS_COMMIT_EVERY = "eos.commit.every"
 
 GENERATOR_CONFIG = (
     ConfigDef()
@@ -143,6 +148,29 @@ GENERATOR_CONFIG = (
         "",
         importance=Importance.LOW,
         documentation="File holding the current number of streams; watched for changes.",
+    )
+    .define(
+        EOS_SUPPORT,
+        Type.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="What exactly_once_support() answers: SUPPORTED, UNSUPPORTED, empty: None.",
+    )
+    .define(
+        EOS_BOUNDARIES,
+        Type.STRING,
+        "UNSUPPORTED",
+        importance=Importance.LOW,
+        documentation="What can_define_transaction_boundaries() answers.",
+    )
+    .define(
+        EOS_COMMIT_EVERY,
+        Type.INT,
+        0,
+        Range.at_least(0),
+        importance=Importance.LOW,
+        documentation="With transaction.boundary=connector: commit the transaction after each "
+        "record whose seq + 1 is a multiple of this (0: never; the task then relies on aborts).",
     )
     .define(
         SECRET,
@@ -261,6 +289,15 @@ class GeneratorSourceConnector(SourceConnector):
                 self._streams = current
                 self.context.request_task_reconfiguration()
 
+    def exactly_once_support(self, props: dict[str, str]) -> ExactlyOnceSupport | None:
+        answer = props.get(EOS_SUPPORT, "")
+        return ExactlyOnceSupport(answer) if answer else None
+
+    def can_define_transaction_boundaries(
+        self, props: dict[str, str]
+    ) -> ConnectorTransactionBoundaries:
+        return ConnectorTransactionBoundaries(props.get(EOS_BOUNDARIES, "UNSUPPORTED"))
+
     def task_class(self) -> type[Task]:
         override = self._props.get(TASK_CLASS_OVERRIDE)
         if override:
@@ -307,6 +344,7 @@ class GeneratorSourceTask(SourceTask):
         if only and only not in props.get(TASK_STREAMS, "p0").split(","):
             self._fail_after = -1
         self._retriable_left = config.get_int(RETRIABLE_FAILURES)
+        self._commit_every = config.get_int(EOS_COMMIT_EVERY)
         self._failure_key = (props.get("name", ""), props.get(TASK_STREAMS, ""))
         streams = [s for s in props.get(TASK_STREAMS, "p0").split(",") if s]
         stored = self.context.offset_storage_reader.offsets([{"partition": s} for s in streams])
@@ -343,11 +381,16 @@ class GeneratorSourceTask(SourceTask):
             if pending:
                 limit = self._fail_after - self._emitted
         records: list[SourceRecord] = []
+        transactions = self.context.transaction_context if self._commit_every else None
         for stream in self._next:
             for _ in range(self._remaining(stream)):
                 if limit is not None and len(records) >= limit:
                     break
-                records.append(self._record(stream, self._next[stream]))
+                seq = self._next[stream]
+                record = self._record(stream, seq)
+                records.append(record)
+                if transactions is not None and (seq + 1) % self._commit_every == 0:
+                    transactions.commit_transaction(record)
                 self._next[stream] += 1
         self._emitted += len(records)
         return records

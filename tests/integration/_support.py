@@ -167,7 +167,7 @@ class TopicReader:
     Counting with a consumer, not from watermarks (Tansu's high watermark can lag).
     """
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, isolation: str = "read_committed") -> None:
         self.topic = topic
         self.messages: list[Message] = []
         self._consumer = Consumer(
@@ -176,6 +176,7 @@ class TopicReader:
                 "group.id": unique("reader"),
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
+                "isolation.level": isolation,  # librdkafka's default, said out loud
             }
         )
         metadata = self._consumer.list_topics(topic, timeout=10)
@@ -248,9 +249,9 @@ def decode_key(raw: bytes | None) -> str:
 
 
 @contextlib.contextmanager
-def reading(bootstrap: str, topic: str) -> Iterator[TopicReader]:
+def reading(bootstrap: str, topic: str, isolation: str = "read_committed") -> Iterator[TopicReader]:
     """A :class:`TopicReader` that is closed afterwards."""
-    reader = TopicReader(bootstrap, topic)
+    reader = TopicReader(bootstrap, topic, isolation)
     try:
         yield reader
     finally:

@@ -127,7 +127,12 @@ def test_a_connector_key_that_differs_is_reported_by_validate_in_its_mode() -> N
         + "."
     ]
     standalone = config_infos(plugins, WorkerConfig(BASE), props, dict)
-    assert standalone["error_count"] == 0  # Kafka's standalone mode ignores it too
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in standalone["configs"] if c["value"]}
+    assert errors["offsets.storage.topic"] == [
+        "The configuration 'offsets.storage.topic' is not supported in cdk standalone: "
+        + CONNECTOR_KEY_NOTES["offsets.storage.topic"].note
+        + "."
+    ]
 
 
 def test_closest_key_only_suggests_likely_typos() -> None:

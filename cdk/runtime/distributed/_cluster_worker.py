@@ -114,7 +114,12 @@ class ClusterWorker:
         assignments = AssignmentLog(config.assignment_topic, bootstrap, overrides, create=False)
         partitions, rf = config.storage_settings("offset")
         offsets = KafkaOffsetBackingStore(
-            config.offset_topic, bootstrap, overrides, partitions=partitions, replication_factor=rf
+            config.offset_topic,
+            bootstrap,
+            overrides,
+            partitions=partitions,
+            replication_factor=rf,
+            transactional=config.exactly_once_source_enabled,
         )
         partitions, rf = config.storage_settings("status")
         status = KafkaStatusBackingStore(

@@ -152,8 +152,12 @@ def _define(config_def: ConfigDef) -> ConfigDef:
             CaseInsensitiveValidString.of("disabled", "preparing", "enabled"),
             Importance.HIGH,
             "Whether to enable exactly-once support for source connectors in the cluster by "
-            "using transactions to write source records and their source offsets. cdk supports "
-            "'disabled' (and accepts 'preparing', which changes nothing); 'enabled' is refused.",
+            "using transactions to write source records and their source offsets, and by "
+            "proactively fencing out old task generations before bringing up new ones. To "
+            "enable exactly-once source support on a new cluster, set this property to "
+            "'enabled'. To enable support on an existing cluster, first set to 'preparing' on "
+            "every worker in the cluster, then set to 'enabled'. A rolling upgrade may be used "
+            "for both changes.",
         )
         .define(
             ASSIGNMENT_STORAGE_TOPIC_CONFIG,
@@ -323,13 +327,22 @@ class DistributedConfig(WorkerConfig):
                 self.heartbeat_interval_ms,
                 f"Must be lower than session.timeout.ms ({self.session_timeout_ms})",
             )
-        if self.get_string(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG).lower() == "enabled":
-            raise ConfigException(
-                EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
-                "enabled",
-                "cdk's distributed mode does not support exactly-once source connectors; "
-                "use 'disabled'",
-            )
+
+    @property
+    def exactly_once_source_supported(self) -> bool:
+        """Distributed mode can run exactly-once sources."""
+        return True
+
+    @property
+    def exactly_once_source_enabled(self) -> bool:
+        """Whether ``exactly.once.source.support`` is ``enabled``."""
+        return str(self.get_string(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).lower() == "enabled"
+
+    def source_transactional_id(self, connector: str, task: int) -> str | None:
+        """``<group.id>-<connector>-<task>`` when exactly-once is enabled (Kafka's id)."""
+        if not self.exactly_once_source_enabled:
+            return None
+        return f"{self.group_id}-{connector}-{task}"
 
     @property
     def group_id(self) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cdk.runtime._status import ConnectorTaskId, State, Status, TargetState
@@ -41,6 +41,9 @@ class Coordinator:
         status: the status topic (``UNASSIGNED`` for tasks no worker can take).
         driver_id: the leading driver's id.
         session_timeout_s: a worker whose last heartbeat is older is gone.
+        fence_zombies: with exactly-once sources, called for a connector whose new task
+            configs were committed since its last task-count record: fences the previous
+            generation's producers; whether its tasks may be assigned.
     """
 
     def __init__(
@@ -51,8 +54,10 @@ class Coordinator:
         *,
         driver_id: str,
         session_timeout_s: float,
+        fence_zombies: Callable[[str], bool] | None = None,
     ) -> None:
         self._configs = config_store
+        self._fence_zombies = fence_zombies
         self._assignments = assignments
         self._status = status
         self.driver_id = driver_id
@@ -148,17 +153,27 @@ class Coordinator:
             for worker, tasks in self.live().items()
         }
 
-    def wanted(self) -> set[AssignedTask]:
-        """Every task that should run now."""
+    def wanted(self, live: dict[str, frozenset[AssignedTask]] | None = None) -> set[AssignedTask]:
+        """Every task that should run now (``live``: what the live workers run)."""
         snapshot = self._configs.snapshot()
+        running = {t for tasks in (live or {}).values() for t in tasks}
         with self._lock:
             restarts = dict(self._restarts)
         out: set[AssignedTask] = set()
+        fence = self._fence_zombies
         for connector in snapshot.connectors():
             if snapshot.target_state(connector) is TargetState.STOPPED:
                 continue
             if connector in snapshot.inconsistent or connector not in snapshot.generations:
                 continue
+            if fence is not None and connector in snapshot.pending_fencing:
+                # no task of the new generation starts before the old generation stopped (its
+                # tasks commit on the way) and the leader fenced its producers
+                current = snapshot.generations[connector]
+                if any(t.connector == connector and t.generation != current for t in running):
+                    continue
+                if not fence(connector):
+                    continue
             generation = snapshot.generations[connector]
             for number in range(len(snapshot.task_configs.get(connector, ()))):
                 task_id = ConnectorTaskId(connector, number)
@@ -176,8 +191,8 @@ class Coordinator:
             if not self._leading:
                 return None
             published = dict(self._published)
-        wanted = self.wanted()
         live = self.live()
+        wanted = self.wanted(live)
         gone = sorted(w for w, tasks in published.items() if w not in live and tasks)
         nxt = assign(wanted, published, live)
         placed = {t for tasks in nxt.values() for t in tasks}

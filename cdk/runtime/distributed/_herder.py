@@ -34,6 +34,7 @@ from cdk.runtime._herder_base import AbstractHerder
 from cdk.runtime._loggers import to_python_level
 from cdk.runtime._status import ConnectorTaskId, State, Status, TargetState
 from cdk.runtime.distributed._coordinator import Coordinator
+from cdk.runtime.distributed._fencing import fence_producers, producers_to_fence
 from cdk.runtime.distributed._leader import FencedException, TransactionalWriter
 from cdk.runtime.distributed._leadership import Leadership
 from cdk.runtime.rest._requests import NotLeaderException
@@ -111,6 +112,7 @@ class DistributedHerder(Leadership, AbstractHerder):
             status,
             driver_id=driver_id,
             session_timeout_s=config.session_timeout_ms / 1000.0,
+            fence_zombies=self._fence_zombies if config.exactly_once_source_enabled else None,
         )
         self._herder_thread: threading.Thread | None = None
         self._follower: threading.Thread | None = None
@@ -264,6 +266,39 @@ class DistributedHerder(Leadership, AbstractHerder):
                 ConnectorTaskId(name, number), Status(State.UNASSIGNED, self.worker_id), generation
             )
         self._rebalance()
+
+    def _fence_zombies(self, name: str) -> bool:
+        """Fence the previous generation of a source connector's producers (leader).
+
+        Called before the tasks of a generation committed since the connector's last
+        task-count record are assigned; writes the new task-count record. Whether the tasks
+        may be assigned now (False: fencing failed, it is tried again at the next rebalance).
+
+        Raises:
+            FencedException: another driver leads now.
+        """
+        snapshot = self._store.snapshot()
+        if name not in snapshot.pending_fencing:
+            return True
+        config = snapshot.connector_configs.get(name)
+        if config is None or self._connector_kind(config) != "source":
+            return True  # only source tasks have transactional producers
+        count = len(snapshot.task_configs.get(name, ()))
+        previous = snapshot.task_count_records.get(name)
+        ids = producers_to_fence(self._dconfig.group_id, name, previous, count)
+        try:
+            if ids:
+                log.info("Fencing zombies of connector %s: %s", name, ", ".join(ids))
+                fence_producers(ids, self._dconfig.admin_props())
+            else:
+                log.debug("No zombie of connector %s to fence; writing its task count", name)
+            self._store.put_task_count_record(name, count)
+        except FencedException:
+            raise
+        except ConnectException as e:
+            log.error("Zombie fencing of connector %s failed; its tasks wait: %s", name, e)
+            return False
+        return True
 
     # ------------------------------------------------------------------ connectors
     def _start_connector(self, name: str, *, force_tasks: bool = False) -> _Future[None]:

@@ -118,6 +118,7 @@ class DistributedWorker(InProcessWorker):
             overrides,
             partitions=partitions,
             replication_factor=rf,
+            transactional=config.exactly_once_source_enabled,
         )
         partitions, rf = config.storage_settings("status")
         self.status = KafkaStatusBackingStore(

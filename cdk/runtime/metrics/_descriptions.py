@@ -97,6 +97,15 @@ _DESCRIPTIONS: dict[tuple[str, str], str] = {
     ),
     (SOURCE_TASK_GROUP, "source-record-active-count-max"): "Maximum of source-record-active-count.",
     (SOURCE_TASK_GROUP, "source-record-active-count-avg"): "Average of source-record-active-count.",
+    (SOURCE_TASK_GROUP, "transaction-size-min"): (
+        "The number of records in the smallest transaction the task has committed so far."
+    ),
+    (SOURCE_TASK_GROUP, "transaction-size-max"): (
+        "The number of records in the largest transaction the task has committed so far."
+    ),
+    (SOURCE_TASK_GROUP, "transaction-size-avg"): (
+        "The average number of records in the transactions the task has committed so far."
+    ),
     (SINK_TASK_GROUP, "sink-record-read-rate"): (
         "Records read from Kafka per second (before the transformations)."
     ),

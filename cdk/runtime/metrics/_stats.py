@@ -27,13 +27,14 @@ _NAN = float("nan")
 
 # -- sampled statistics ------------------------------------------------------------------------
 class _Sample:
-    __slots__ = ("count", "max", "start", "sum")
+    __slots__ = ("count", "max", "min", "start", "sum")
 
     def __init__(self, start: float) -> None:
         self.start = start
         self.count = 0
         self.sum = 0.0
         self.max = -math.inf
+        self.min = math.inf
 
 
 class SampledStat:
@@ -74,6 +75,8 @@ class SampledStat:
             current.sum += value
             if value > current.max:
                 current.max = value
+            if value < current.min:
+                current.min = value
             self.total += value
             self.count += 1
 
@@ -106,6 +109,15 @@ class SampledStat:
         """Maximum of the values in the live samples (NaN when none)."""
         live = [s for s in self._live(now) if s.count]
         return max(s.max for s in live) if live else _NAN
+
+    def min(self, now: float) -> float:
+        """Minimum of the values in the live samples (NaN when none)."""
+        return _min(self, now)
+
+
+def _min(stat: SampledStat, now: float) -> float:
+    live = [s for s in stat._live(now) if s.count]
+    return min(s.min for s in live) if live else _NAN
 
 
 def ratio(stat: SampledStat, now: float) -> tuple[float, float]:

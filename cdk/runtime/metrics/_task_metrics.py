@@ -132,6 +132,19 @@ class SourceTaskMetricsGroup:
         self.active = _ActiveCount(window_s, num_samples)
         self._polled = 0
         self._done = 0
+        #: exactly-once tasks only (Kafka registers them for those): records per transaction
+        self.transaction_size: SampledStat | None = None
+        self._window = (window_s, num_samples)
+
+    def enable_transactions(self) -> None:
+        """The task runs exactly once: report ``transaction-size-min/max/avg``."""
+        if self.transaction_size is None:
+            self.transaction_size = SampledStat(*self._window)
+
+    def record_transaction(self, size: int, now: float) -> None:
+        """A transaction of ``size`` records (the records sent; none when aborted) committed."""
+        if self.transaction_size is not None:
+            self.transaction_size.record(size, now)
 
     def record_poll(self, size: int, duration_s: float, now: float) -> None:
         """``poll()`` returned ``size`` records after ``duration_s``."""
@@ -158,6 +171,15 @@ class SourceTaskMetricsGroup:
             ("source-record-active-count", float(self.active.value)),
             ("source-record-active-count-max", self.active.stat.max(now)),
             ("source-record-active-count-avg", self.active.stat.avg(now)),
+            *(
+                []
+                if self.transaction_size is None
+                else [
+                    ("transaction-size-min", self.transaction_size.min(now)),
+                    ("transaction-size-max", self.transaction_size.max(now)),
+                    ("transaction-size-avg", self.transaction_size.avg(now)),
+                ]
+            ),
         ]
 
 

@@ -21,6 +21,7 @@ from cdk.runtime._connector_config_def import (
     sink_connector_config_def,
     source_connector_config_def,
 )
+from cdk.runtime._exactly_once import validate_exactly_once
 from cdk.runtime._key_notes import CONNECTOR_KEY_NOTES, no_effect_message
 from cdk.runtime._worker_config import CLIENT_OVERRIDE_PREFIXES, WorkerConfig, check_client_override
 from cdk.runtime.isolation._plugins import Plugins, PluginType, plugin_types
@@ -137,6 +138,14 @@ def config_infos(
             validated.setdefault(key, ConfigValue(key)).add_error_message(message)
     if not is_source:
         validate_sink_topics(resolved, validated)
+    else:
+        validate_exactly_once(
+            connector,
+            {k: str(v) for k, v in resolved.items() if v is not None},
+            validated,
+            worker_supports=worker_config.exactly_once_source_supported,
+            worker_enabled=worker_config.exactly_once_source_enabled,
+        )
     for key, value in props.items():
         if value is None:
             validated.setdefault(key, ConfigValue(key)).add_error_message(

@@ -17,6 +17,8 @@ key                            value
                                ``PAUSED`` for ``STOPPED``, for workers that predate it)
 ``restart-connector-<name>``   ``{"include-tasks":B,"only-failed":B}``
 ``logger-cluster-<namespace>`` ``{"level":"DEBUG"}``: a cluster-wide log level (KIP-976)
+``tasks-fencing-<name>``       ``{"task-count":N}``: the leader fenced the producers of the
+                               generation before, which had N tasks (exactly-once sources)
 ============================== =========================================================
 
 Status topic (``status.storage.topic``):
@@ -48,6 +50,7 @@ __all__ = [
     "STATUS_TASK_PREFIX",
     "STATUS_TOPIC_PREFIX",
     "TARGET_STATE_PREFIX",
+    "TASK_COUNT_PREFIX",
     "TASK_PREFIX",
     "ConfigRecord",
     "StatusRecord",
@@ -61,9 +64,11 @@ __all__ = [
     "encode_restart",
     "encode_status",
     "encode_target_state",
+    "encode_task_count",
     "encode_topic_status",
     "logger_key",
     "restart_key",
+    "task_count_key",
     "status_connector_key",
     "status_task_key",
     "status_topic_key",
@@ -77,6 +82,7 @@ COMMIT_PREFIX = "commit-"
 TARGET_STATE_PREFIX = "target-state-"
 RESTART_PREFIX = "restart-connector-"
 LOGGER_CLUSTER_PREFIX = "logger-cluster-"
+TASK_COUNT_PREFIX = "tasks-fencing-"
 STATUS_CONNECTOR_PREFIX = "status-connector-"
 STATUS_TASK_PREFIX = "status-task-"
 STATUS_TOPIC_PREFIX = "status-topic-"
@@ -107,6 +113,11 @@ def commit_key(name: str) -> str:
 def target_state_key(name: str) -> str:
     """``target-state-<name>``."""
     return TARGET_STATE_PREFIX + name
+
+
+def task_count_key(name: str) -> str:
+    """``tasks-fencing-<name>``."""
+    return TASK_COUNT_PREFIX + name
 
 
 def restart_key(name: str) -> str:
@@ -143,6 +154,11 @@ def encode_properties(properties: dict[str, str]) -> bytes:
 def encode_commit(tasks: int) -> bytes:
     """The value of a ``commit-`` record: how many task configs precede it."""
     return _dumps({"tasks": tasks})
+
+
+def encode_task_count(tasks: int) -> bytes:
+    """The value of a ``tasks-fencing-`` record (Kafka's ``TASK_COUNT_RECORD_V0``)."""
+    return _dumps({"task-count": tasks})
 
 
 def encode_target_state(state: TargetState) -> bytes:
@@ -193,13 +209,14 @@ class ConfigRecord:
     """One record of the config topic, decoded.
 
     Attributes:
-        kind: ``connector``, ``task``, ``commit``, ``target-state``, ``restart``, ``logger``
-            or ``other`` (keys this module does not know, such as ``session-key``: skip them).
+        kind: ``connector``, ``task``, ``commit``, ``target-state``, ``restart``, ``logger``,
+            ``task-count`` or ``other`` (keys this module does not know, such as
+            ``session-key``: skip them).
         connector: the connector the record is about (``""`` for ``other``; the logger
             namespace for ``logger``).
         task: the task number of a ``task`` record, else ``None``.
         properties: the config of a ``connector`` or ``task`` record (``None`` for a tombstone).
-        tasks: the task count of a ``commit`` record.
+        tasks: the task count of a ``commit`` or ``task-count`` record.
         target_state: the state of a ``target-state`` record (``None`` for a tombstone).
         include_tasks: of a ``restart`` record.
         only_failed: of a ``restart`` record.
@@ -243,6 +260,9 @@ def decode_config(key: str, value: bytes | None) -> ConfigRecord:
     if key.startswith(COMMIT_PREFIX):
         count = None if data is None else int(data["tasks"])
         return ConfigRecord("commit", key[len(COMMIT_PREFIX) :], tasks=count)
+    if key.startswith(TASK_COUNT_PREFIX):
+        count = None if data is None else int(data["task-count"])
+        return ConfigRecord("task-count", key[len(TASK_COUNT_PREFIX) :], tasks=count)
     if key.startswith(TARGET_STATE_PREFIX):
         state = None
         if data is not None:

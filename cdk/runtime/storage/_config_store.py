@@ -32,9 +32,11 @@ from cdk.runtime.storage._cluster_records import (
     encode_properties,
     encode_restart,
     encode_target_state,
+    encode_task_count,
     logger_key,
     restart_key,
     target_state_key,
+    task_count_key,
     task_key,
 )
 from cdk.runtime.util._kafka_log import KafkaBasedLog, LogRecord, LogWriter
@@ -56,6 +58,11 @@ class ClusterConfigState:
             index ``i``.
         generations: the offset of the commit record of each connector's current task configs.
         inconsistent: connectors whose last commit found an incomplete set of task configs.
+        task_count_records: the last ``tasks-fencing-<name>`` record of each connector: how
+            many tasks the generation had whose producers were fenced (exactly-once sources).
+        pending_fencing: connectors whose task configs were committed after their last
+            task-count record (Kafka's ``pendingFencing``): before their tasks start with
+            exactly-once support, the previous generation's producers must be fenced.
     """
 
     offset: int = 0
@@ -64,6 +71,8 @@ class ClusterConfigState:
     task_configs: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
     generations: Mapping[str, int] = field(default_factory=dict)
     inconsistent: frozenset[str] = frozenset()
+    task_count_records: Mapping[str, int] = field(default_factory=dict)
+    pending_fencing: frozenset[str] = frozenset()
 
     def connectors(self) -> list[str]:
         """The connectors with a configuration."""
@@ -143,6 +152,8 @@ class KafkaConfigBackingStore:
         self._deferred: dict[str, dict[int, dict[str, str]]] = {}
         self._generations: dict[str, int] = {}
         self._inconsistent: set[str] = set()
+        self._task_counts: dict[str, int] = {}
+        self._pending_fencing: set[str] = set()
         self._events: list[tuple[str, tuple[Any, ...]]] = []
         self._log = KafkaBasedLog(
             topic,
@@ -217,6 +228,8 @@ class KafkaConfigBackingStore:
                 task_configs={k: tuple(dict(c) for c in v) for k, v in self._tasks.items()},
                 generations=dict(self._generations),
                 inconsistent=frozenset(self._inconsistent),
+                task_count_records=dict(self._task_counts),
+                pending_fencing=frozenset(self._pending_fencing),
             )
 
     def _dispatch(self) -> None:
@@ -256,6 +269,8 @@ class KafkaConfigBackingStore:
                 self._deferred.pop(name, None)
                 self._generations.pop(name, None)
                 self._inconsistent.discard(name)
+                self._task_counts.pop(name, None)
+                self._pending_fencing.discard(name)
                 self._event("on_connector_config_remove", name)
             else:
                 self._configs[name] = rec.properties
@@ -267,6 +282,12 @@ class KafkaConfigBackingStore:
                 self._deferred.setdefault(name, {})[rec.task] = rec.properties
         elif rec.kind == "commit":
             self._commit(name, rec.tasks or 0, offset)
+        elif rec.kind == "task-count":
+            if rec.tasks is None:
+                self._task_counts.pop(name, None)
+            else:
+                self._task_counts[name] = rec.tasks
+                self._pending_fencing.discard(name)
         elif rec.kind == "target-state":
             if rec.target_state is None:
                 self._targets.pop(name, None)
@@ -293,6 +314,7 @@ class KafkaConfigBackingStore:
             self._tasks[name] = tuple(deferred[i] for i in range(count))
             self._inconsistent.discard(name)
             self._generations[name] = offset
+            self._pending_fencing.add(name)
             self._event("on_task_config_update", name, offset)
         else:
             log.warning(
@@ -336,6 +358,14 @@ class KafkaConfigBackingStore:
         ]
         records.append((commit_key(connector), encode_commit(len(configs))))
         return self._write(records)[-1]
+
+    def put_task_count_record(self, connector: str, tasks: int) -> None:
+        """Write that the producers of the generation before were fenced (``tasks-fencing-``).
+
+        ``tasks`` is the number of tasks of the connector's current generation (Kafka's
+        ``putTaskCountRecord``): the next fencing fences that many producers.
+        """
+        self._write([(task_count_key(connector), encode_task_count(tasks))])
 
     def put_target_state(self, connector: str, state: TargetState) -> None:
         """Write a connector's target state."""

@@ -33,6 +33,10 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
         replication_factor: replication factor of the topic when it is created (capped to the
             number of brokers).
         timeout_s: how long one write or read to the end may take.
+        transactional: exactly-once tasks write the topic in transactions: a read to the end
+            held below it by an open one (a crashed task's, until its successor fences it)
+            ends there, as it would on Kafka, whose answer for the end is the last stable
+            offset; the embedded broker answers the high watermark.
     """
 
     def __init__(
@@ -44,6 +48,7 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
         partitions: int = 25,
         replication_factor: int = 3,
         timeout_s: float = 30.0,
+        transactional: bool = False,
     ) -> None:
         if not topic:
             raise ConfigException("offset.storage.topic", topic, "Must be a non-empty topic name")
@@ -59,6 +64,9 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
             replication_factor=replication_factor,
             purpose="offset storage",
             timeout_s=timeout_s,
+            # exactly-once tasks write it in transactions: a crashed task's transaction holds
+            # a read_committed reader until its successor fences it (see KafkaBasedLog)
+            stop_at_stable_offset=transactional,
         )
 
     def _apply(self, record: LogRecord) -> None:

@@ -30,6 +30,10 @@ _EARLIEST = -2
 _LATEST = -1
 #: How long read_to_end waits for the records its consumer has fetched past the end it was told.
 _FETCHED_QUIET_S = 0.05
+#: How long read_to_end waits without progress short of the end before it takes the position
+#: reached for the last stable offset (an open transaction holds a read_committed consumer
+#: there; Kafka answers that offset as the end, the embedded broker answers the high watermark).
+_STALLED_S = 3.0
 
 #: What the callback receives: key, value (``None``: a tombstone), partition, offset.
 LogRecord = tuple[bytes | None, bytes | None, int, int]
@@ -66,6 +70,7 @@ class KafkaBasedLog:
         purpose: str = "the runtime",
         timeout_s: float = 30.0,
         create: bool = True,
+        stop_at_stable_offset: bool = False,
     ) -> None:
         self.topic = topic
         self.bootstrap_servers = bootstrap_servers
@@ -76,6 +81,9 @@ class KafkaBasedLog:
         self._replication_factor = replication_factor
         self._timeout_s = timeout_s
         self._create = create
+        #: a read to the end that stops moving below the end is taken to have reached the last
+        #: stable offset (an open transaction) after ``_STALLED_S``, as Kafka's answer would end it
+        self.stop_at_stable_offset = stop_at_stable_offset
         self.lock = threading.RLock()
         self._producer: Any = None
         self._consumer: Any = None
@@ -259,12 +267,21 @@ class KafkaBasedLog:
         With ``quiet_s``, also stop when nothing came for that long.
         """
         consumer = self._consumer
+        progress = time.monotonic()
+        reached = dict(positions)
         while any(positions[p] < end for p, end in ends.items()):
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 raise ConnectException(
                     f"Timed out reading the {self.purpose} topic {self.topic} to its end"
                 )
+            if positions != reached:
+                reached = dict(positions)
+                progress = now
+            elif self.stop_at_stable_offset and now - progress >= _STALLED_S:
+                self._log_stable_offset(ends, positions)
+                return
             # consume() waits its whole timeout unless it fills the batch: drain what is
             # there, else wait for the next record only as long as it takes to arrive
             messages = consumer.consume(num_messages=500, timeout=0)
@@ -275,6 +292,18 @@ class KafkaBasedLog:
                     return
                 messages = [] if first is None else [first]
             self._handle(messages, positions)
+
+    def _log_stable_offset(self, ends: Mapping[int, int], positions: Mapping[int, int]) -> None:
+        stuck = [p for p, end in ends.items() if positions[p] < end]
+        log.info(
+            "The %s topic %s: partitions %s are held at offsets %s, below their ends %s (an "
+            "open transaction): read up to there",
+            self.purpose,
+            self.topic,
+            stuck,
+            [positions[p] for p in stuck],
+            [ends[p] for p in stuck],
+        )
 
     def _handle(self, messages: Sequence[Any], positions: dict[int, int] | None) -> int:
         """Hand a fetch's records to the callback in order (gaps read again); how many.

@@ -22,6 +22,16 @@ Sources:
 - ``SideFileFileStreamSourceConnector`` keeps its position in a file of its own, which wins over
   the worker's offsets, so resetting those changes nothing (OFF-08).
 
+Sources that declare exactly-once support (``exactly_once_support`` SUPPORTED), wrongly (OFF-13):
+
+- ``EosAheadSourceConnector`` resumes one row past its stored offset, as if each record's
+  offset pointed past the record (an offset ahead of what it emitted): a row is lost per crash;
+- ``EosRepeatsSourceConnector`` resumes with the row of its stored offset (``id >= last``),
+  as if two records had the same offset: a row is sent twice per crash;
+- ``EosForgetsToCommitSourceConnector`` runs with ``transaction.boundary=connector``
+  (``can_define_transaction_boundaries`` SUPPORTED) and never commits a transaction: nothing it
+  sends is ever visible to a ``read_committed`` reader.
+
 Sinks:
 
 - ``EagerCommitFileStreamSinkConnector`` buffers records in put() and writes them only when it
@@ -47,6 +57,8 @@ from typing_extensions import override
 
 from cdk import (
     ConnectException,
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
     OffsetAndMetadata,
     Schema,
     SinkRecord,
@@ -492,3 +504,50 @@ class SelfRewindingFileStreamSinkConnector(FileStreamSinkConnector):
 
 class SelfRewindingDriver(FileStreamSinkDriver):
     connector: ClassVar[type] = SelfRewindingFileStreamSinkConnector
+
+
+# ============================================================================ exactly-once claims
+class EosAheadSourceConnector(SqliteSkipsRowSourceConnector):
+    """Declares exactly-once support; resumes one row past its offset (a row lost per crash)."""
+
+    @override
+    def exactly_once_support(self, props: dict[str, str]) -> ExactlyOnceSupport | None:
+        return ExactlyOnceSupport.SUPPORTED
+
+
+class EosAheadDriver(SqliteSourceDriver):
+    connector: ClassVar[type] = EosAheadSourceConnector
+
+
+class EosRepeatsSourceConnector(SqliteRepeatsRowSourceConnector):
+    """Declares exactly-once support; resumes with the row of its offset (a duplicate a crash)."""
+
+    @override
+    def exactly_once_support(self, props: dict[str, str]) -> ExactlyOnceSupport | None:
+        return ExactlyOnceSupport.SUPPORTED
+
+
+class EosRepeatsDriver(SqliteSourceDriver):
+    connector: ClassVar[type] = EosRepeatsSourceConnector
+
+
+class EosForgetsToCommitSourceConnector(SqliteSourceConnector):
+    """Defines its own transaction boundaries and never commits one."""
+
+    @override
+    def exactly_once_support(self, props: dict[str, str]) -> ExactlyOnceSupport | None:
+        return ExactlyOnceSupport.SUPPORTED
+
+    @override
+    def can_define_transaction_boundaries(
+        self, props: dict[str, str]
+    ) -> ConnectorTransactionBoundaries:
+        return ConnectorTransactionBoundaries.SUPPORTED
+
+
+class EosForgetsToCommitDriver(SqliteSourceDriver):
+    connector: ClassVar[type] = EosForgetsToCommitSourceConnector
+
+    @override
+    def example_config(self, topic: str) -> dict[str, str]:
+        return {**super().example_config(topic), "transaction.boundary": "connector"}
