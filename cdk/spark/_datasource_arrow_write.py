@@ -193,6 +193,10 @@ class ArrowSinkRecordMaker:
             record.value_schema = value_schema
             record.value = value
             record.kafka_offset = offset
+            # KIP-793: a row's coordinates are its original ones (no transformation ran yet)
+            record.original_topic = topic
+            record.original_kafka_partition = partition
+            record.original_kafka_offset = offset
             record.timestamp = stamp
             record.timestamp_type = _NO_TIMESTAMP if stamp is None else _CREATE_TIME
             if header is None:
