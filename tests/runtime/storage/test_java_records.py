@@ -1,4 +1,4 @@
-"""Java Kafka Connect 3.9's own records, as its ``connect-distributed`` wrote them with exactly-once.
+"""Java Kafka Connect 3.9's own records, as its ``connect-distributed`` wrote them (exactly-once).
 
 ``java39_eos_records.json`` holds the config, offset and status records a Java 3.9.0 worker with
 ``exactly.once.source.support=enabled`` wrote (two FileStreamSource connectors, one with
@@ -114,11 +114,10 @@ def test_java_task_count_and_target_state_records_decode_as_kafka_means_them() -
     assert records["tasks-fencing-fsrc"] == encode_task_count(1) == b'{"task-count":1}'
     stopped = decode_config("target-state-ksrc2", records["target-state-ksrc2"])
     assert stopped.target_state is TargetState.STOPPED
-    assert encode_target_state(TargetState.STOPPED) == (
-        b'{"state":"PAUSED","state.v2":"STOPPED"}'
-    )
+    assert encode_target_state(TargetState.STOPPED) == (b'{"state":"PAUSED","state.v2":"STOPPED"}')
     deleted = decode_config("connector-kstop", records["connector-kstop"])
-    assert deleted.kind == "connector" and deleted.properties is None
+    assert deleted.kind == "connector"
+    assert deleted.properties is None
 
 
 def test_java_connector_config_and_kit_config_for_the_same_request_are_equal() -> None:
@@ -142,7 +141,8 @@ def test_java_offsets_keys_values_and_partitions_are_the_kits() -> None:
     topic = JAVA["offset_topic"]
     for rec in topic["records"]:
         key, value = _bytes(rec["key"]), _bytes(rec["value"])
-        assert key is not None and value is not None
+        assert key is not None
+        assert value is not None
         connector, partition = parse_offset_key(key)
         assert offset_key(connector, partition) == key
         assert offset_value(parse_offset_value(value)) == value
@@ -160,7 +160,8 @@ def test_java_status_records_are_the_kits_bytes_and_partitions() -> None:
         decoded = decode_status(key, value)
         seen.add(decoded.kind)
         if decoded.kind == "topic":
-            assert decoded.task is not None and decoded.topic is not None
+            assert decoded.task is not None
+            assert decoded.topic is not None
             assert decoded.discover_timestamp_ms is not None
             written = encode_topic_status(
                 decoded.topic, decoded.task, decoded.discover_timestamp_ms
@@ -194,11 +195,12 @@ def test_the_kits_stores_read_javas_topics(kafka_bootstrap: str) -> None:
     with KafkaOffsetBackingStore(offsets, kafka_bootstrap, partitions=2, replication_factor=1):
         pass
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
-    for key, value in _config_records():
-        producer.produce(configs, key=key.encode(), value=value, partition=0)
+    for name, config in _config_records():
+        producer.produce(configs, key=name.encode(), value=config, partition=0)
     for rec in JAVA["offset_topic"]["records"]:
-        key, value = _bytes(rec["key"]), _bytes(rec["value"])
-        producer.produce(offsets, key=key, value=value, partition=rec["partition"])
+        producer.produce(
+            offsets, key=_bytes(rec["key"]), value=_bytes(rec["value"]), partition=rec["partition"]
+        )
     assert producer.flush(10) == 0
 
     with KafkaConfigBackingStore(configs, kafka_bootstrap, replication_factor=1) as store:
@@ -212,20 +214,21 @@ def test_the_kits_stores_read_javas_topics(kafka_bootstrap: str) -> None:
     assert state.pending_fencing == {"ksrc2"}  # its empty commit came after its last record
     [task] = state.tasks("fsrc")
     assert task["task.class"] == "org.apache.kafka.connect.file.FileStreamSourceTask"
-    assert task["tasks.max"] == "2" and task["file"] == FILE1
+    assert task["tasks.max"] == "2"
+    assert task["file"] == FILE1
 
     with KafkaOffsetBackingStore(offsets, kafka_bootstrap, partitions=2) as offset_store:
         reader = OffsetStorageReaderImpl(offset_store, "fsrc")
         # the last of Java's transactional offset commits for the file
         assert reader.offset({"filename": FILE1}) == {"position": 16893}
         # what the kit writes for the same position lands where Java's did, byte for byte
-        key = offset_key("fsrc", {"filename": FILE1})
-        offset_store.set({key: offset_value({"position": 16893})})
-    written = [(p, k, v) for p, k, v in _records(kafka_bootstrap, offsets) if k == key]
+        fsrc_key = offset_key("fsrc", {"filename": FILE1})
+        offset_store.set({fsrc_key: offset_value({"position": 16893})})
+    written = [(p, k, v) for p, k, v in _records(kafka_bootstrap, offsets) if k == fsrc_key]
     java = [
         (r["partition"], _bytes(r["key"]), _bytes(r["value"]))
         for r in JAVA["offset_topic"]["records"]
-        if _bytes(r["key"]) == key
+        if _bytes(r["key"]) == fsrc_key
     ]
     assert written[: len(java)] == java
     assert written[-1] == java[-1]
