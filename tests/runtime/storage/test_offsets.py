@@ -10,8 +10,8 @@ import textwrap
 import time
 import uuid
 from collections.abc import Collection, Mapping
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 
