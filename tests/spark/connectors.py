@@ -15,6 +15,7 @@ __all__ = ["KillingSourceTask", "StuckSourceTask"]
 KILL_AFTER = "kill.after"
 KILL_ALWAYS = "kill.always"
 KILL_SIGNAL = "kill.signal"
+KILL_ONCE_FILE = "kill.once.file"
 
 
 def _attempt() -> int:
@@ -31,6 +32,8 @@ class KillingSourceTask(GeneratorSourceTask):
     (so that some offsets were committed first, with ``offset.flush.interval.ms`` below that).
     With ``kill.always=true`` it dies at its first poll on every attempt (Spark's retries run
     out). With ``kill.signal=KILL`` the process is killed with SIGKILL (``kill -9``) instead.
+    With ``kill.once.file`` it dies only while that file does not exist (it creates it first):
+    once in all, whichever worker runs it (the first attempt of another worker's job too).
     """
 
     def start(self, props: dict[str, str]) -> None:
@@ -40,6 +43,7 @@ class KillingSourceTask(GeneratorSourceTask):
         self._polled = 0
         self._always = props.get(KILL_ALWAYS) == "true"
         self._sigkill = props.get(KILL_SIGNAL) == "KILL"
+        self._once = props.get(KILL_ONCE_FILE)
 
     def poll(self) -> list[SourceRecord] | None:
         if self._always:
@@ -49,6 +53,7 @@ class KillingSourceTask(GeneratorSourceTask):
             and self._polled >= self._kill_after
             and time.monotonic() - self._started_at > 1.5
             and _attempt() == 0
+            and self._first_kill()
         ):
             if self._sigkill:
                 os.kill(os.getpid(), signal.SIGKILL)  # kill -9 of the Python worker
@@ -56,6 +61,16 @@ class KillingSourceTask(GeneratorSourceTask):
         records = super().poll()
         self._polled += len(records or ())
         return records
+
+    def _first_kill(self) -> bool:
+        if self._once is None:
+            return True
+        try:
+            with open(self._once, "x", encoding="utf-8") as marker:
+                marker.write(f"{os.getpid()} {self._polled}\n")
+        except FileExistsError:
+            return False
+        return True
 
 
 class StuckSourceTask(GeneratorSourceTask):

@@ -179,7 +179,7 @@ def _failed_spark_tasks(session: Any) -> int:
 
 
 def test_exactly_once_across_a_kill_9_of_the_python_worker_holding_the_task(
-    driver: Driver, kafka_bootstrap: str, session: Any
+    driver: Driver, kafka_bootstrap: str, session: Any, tmp_path: Path
 ) -> None:
     """An exactly-once source task on a Spark executor, whose Python worker gets ``kill -9``.
 
@@ -193,15 +193,17 @@ def test_exactly_once_across_a_kill_9_of_the_python_worker_holding_the_task(
     worker = driver(**{"exactly.once.source.support": "enabled"})
     failed_before = _failed_spark_tasks(session)
     topic = make_topic(kafka_bootstrap, partitions=1)
-    records = 3000
+    records = 3000  # at most 1,000 a second: the kill (after 1.5 s) comes mid-stream
+    killed = tmp_path / "killed"
     config = generator_config(
         topic,
         records=records,
-        batch_size=20,
+        batch_size=10,
         poll_interval_ms=10,
         task_class_override=KILLING_TASK,
         kill_after=500,
         kill_signal="KILL",
+        kill_once_file=killed,
         eos_support="SUPPORTED",
         **{
             "exactly.once.support": "required",
@@ -221,6 +223,9 @@ def test_exactly_once_across_a_kill_9_of_the_python_worker_holding_the_task(
         SPARK_TIMEOUT,
         message="the task's Python worker to be killed",
     )
+    pid, polled = killed.read_text(encoding="utf-8").split()
+    log.info("Python worker %s killed after %s records", pid, polled)
+    assert int(polled) < records  # mid-stream
     wait_until(
         lambda: len(committed()) >= records,
         SPARK_TIMEOUT,
