@@ -26,6 +26,7 @@ operation and every read has a deadline.
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import struct
 import time
@@ -41,6 +42,8 @@ __all__ = [
     "UnsupportedFetch",
     "read_committed",
 ]
+
+log = logging.getLogger("cdk.runtime.committed")
 
 _FETCH = 1
 _FETCH_VERSION = 4
@@ -177,10 +180,10 @@ class _Connection:
 def _fetch_body(topic: str, positions: Iterable[tuple[int, int]]) -> bytes:
     name = topic.encode("utf-8")
     wanted = list(positions)
-    # replica -1 (a consumer), min_bytes 0 and a wait of 1 ms (the reader knows the end it
-    # wants; the embedded broker answers no topic at all to a wait of 0), read_uncommitted:
+    # replica -1 (a consumer), up to 100 ms for 1 byte (the embedded broker answers no topic to
+    # a wait of 0, and often no records to a wait of 1 ms where it holds some), read_uncommitted:
     # every batch, the control batches included
-    body = struct.pack(">iiiib", -1, 1, 0, _MAX_BYTES, 0)
+    body = struct.pack(">iiiib", -1, 100, 1, _MAX_BYTES, 0)
     body += struct.pack(">ih", 1, len(name)) + name
     body += struct.pack(">i", len(wanted))
     for partition, offset in wanted:
@@ -335,13 +338,22 @@ class CommittedReader:
                     )
                     + ")"
                 )
+            # the first fetch asks for every partition of a leader at once (for the ends, in
+            # one round trip); then each partition short of its end is fetched alone: only an
+            # empty answer to a fetch of its own says the broker has nothing there
+            alone = all(p in ends for p in wanted)
+            requests: list[tuple[tuple[str, int], list[int]]] = []
             by_leader: dict[tuple[str, int], list[int]] = {}
             for partition in wanted:
                 address = self._leaders(partition, partition in refresh)
-                by_leader.setdefault(address, []).append(partition)
+                if alone:
+                    requests.append((address, [partition]))
+                else:
+                    by_leader.setdefault(address, []).append(partition)
+            requests.extend(by_leader.items())
             refresh.clear()
             moved = False
-            for address, group in by_leader.items():
+            for address, group in requests:
                 try:
                     answers = self._fetch(address, [(p, states[p].position) for p in group])
                 except OSError:
@@ -366,7 +378,7 @@ class CommittedReader:
                         )
                     end = ends.setdefault(partition, high)
                     try:
-                        if self._take(partition, states[partition], records, end):
+                        if self._take(partition, states[partition], records, end, alone):
                             moved = True
                     except EOFError as exc:
                         raise UnsupportedFetch(
@@ -376,7 +388,9 @@ class CommittedReader:
             if not moved:
                 time.sleep(min(_RETRY_S, max(deadline - time.monotonic(), 0.0)))
 
-    def _take(self, partition: int, state: _Partition, records: bytes, end: int) -> bool:
+    def _take(
+        self, partition: int, state: _Partition, records: bytes, end: int, alone: bool
+    ) -> bool:
         """Take a fetch answer's records below ``end``; whether the position moved."""
         moved = False
         for _base, attributes, producer, batch in _batches(records):
@@ -389,12 +403,20 @@ class CommittedReader:
                 state.take(attributes, producer, message)
         if moved:
             state.empty = 0
-        elif state.position < end:
+        elif alone and not records and state.position < end:
             # Tansu answers nothing for some offsets below the high watermark (the end of an
             # aborted producer's batch, it seems): no record can be read there, by any
-            # client; after a few answers without it, step over the offset.
+            # client; after a few empty answers, step over the offset.
             state.empty += 1
             if state.empty >= 3:
+                log.debug(
+                    "%s[%d]: no record at offset %d below the end %d after 3 empty answers; "
+                    "stepping over it",
+                    self.topic,
+                    partition,
+                    state.position,
+                    end,
+                )
                 state.position += 1
                 state.empty = 0
                 moved = True
