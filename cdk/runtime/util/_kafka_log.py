@@ -8,12 +8,13 @@ the broker to acknowledge them. A fetch that skips records the broker holds is n
 again (:class:`~cdk.runtime.util.FetchGaps`), so the callback sees every record, in order.
 
 A topic written in transactions (the offsets topic of exactly-once workers,
-``stop_at_stable_offset``) is read with :class:`~cdk.runtime.util._committed.CommittedReader`
-instead of a librdkafka consumer: it hides the records of aborted transactions from their
-markers and ends a read at the first open transaction, as a Kafka broker's ``read_committed``
-answer does (the embedded broker's fetch answers hide no aborted transaction, and its
-``ListOffsets`` answers 0 as the end of a partition while a transaction is open there). Where that reader cannot read the topic (TLS or SASL, compressed batches), the log
-reads it with the librdkafka consumer from the beginning again (right on a Kafka broker).
+``stop_at_stable_offset``) is read with :class:`~cdk.runtime.util.CommittedReader` instead of
+a librdkafka consumer: it hides the records of aborted transactions from their markers and ends
+a read at the first open transaction, as a Kafka broker's ``read_committed`` answer does (the
+embedded broker's fetch answers hide no aborted transaction, and its ``ListOffsets`` answers 0
+as the end of a partition while a transaction is open there). Where that reader cannot read the
+topic (TLS or SASL, compressed batches), the log reads it with the librdkafka consumer from the
+beginning again (right on a Kafka broker).
 """
 
 from __future__ import annotations
