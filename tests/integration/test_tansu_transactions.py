@@ -23,11 +23,12 @@ one of them on the embedded broker. Findings (2026-12-01, confluent-kafka 2.16 /
   response names its producer in that list, so librdkafka logs ``received abort txn ctrl msg at
   offset N ... for PID P, but there are no known aborted transactions: ignoring`` and hands the
   aborted records to the application. The same holds for the records of a fenced producer's
-  transaction. So on the embedded broker a ``read_committed`` reader sees the records of every
-  aborted transaction, and a worker reading its offsets topic ``read_committed`` sees aborted
-  offsets too: exactly-once delivery cannot be shown on Tansu 0.6.0 across aborts. The kit's
-  code keeps Kafka's semantics (it relies on the broker for the hiding) and its exactly-once
-  claims are checked against a real Kafka broker.
+  transaction. So on the embedded broker a librdkafka ``read_committed`` reader sees the records
+  of every aborted transaction. The markers are there, though, so the exactly-once worker reads
+  its offsets topic with a reader that hides aborted transactions from them
+  (``cdk.runtime.util.CommittedReader``; on Kafka it gives what the broker's filtering gives),
+  and ``cdk certify`` and the kit's tests read data topics with it
+  (``tests/runtime/storage/test_offsets.py`` pins the offsets case).
 
 The last test pins that shortfall: it fails once Tansu hides aborted records, and then this
 docstring, the running guide and the certify guide must change with it.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,13 @@ from typing import Any
 import pytest
 
 from cdk.runtime import DistributedWorker
+from cdk.runtime.util import read_committed
 from cdk.spark import SparkPlacement
 from cdk.spark._session import build_session
 from tests._wait import wait_until
 from tests.integration._support import (
     all_keys,
+    decode_key,
     generator_config,
     make_topic,
     reading,
@@ -166,6 +169,74 @@ def test_a_lost_python_worker_comes_back_and_nothing_is_lost(
     assert set(keys) == set(all_keys(1, records))
     # only what was sent after the last offset commit is sent again
     assert sum(keys.values()) - records <= 1500
+
+
+def _failed_spark_tasks(session: Any) -> int:
+    """How many task attempts of the running Spark stages failed (a worker's job is one)."""
+    tracker = session.sparkContext.statusTracker()
+    stages = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
+    return sum(stage.numFailedTasks for stage in stages if stage is not None)
+
+
+def test_exactly_once_across_a_kill_9_of_the_python_worker_holding_the_task(
+    driver: Driver, kafka_bootstrap: str, session: Any, tmp_path: Path
+) -> None:
+    """An exactly-once source task on a Spark executor, whose Python worker gets ``kill -9``.
+
+    The task (``exactly.once.support=required``, a transaction every 300 ms) kills its own
+    Python worker with SIGKILL mid-stream, a transaction open. Spark runs the worker's job
+    again; the task starts there again, its producer's ``init_transactions`` fences the dead
+    one (the open transaction is aborted) and it resumes from the offsets committed with the
+    last transaction. The kit's marker-aware reader (what a ``read_committed`` consumer gets on
+    Kafka) must find each record once.
+    """
+    worker = driver(**{"exactly.once.source.support": "enabled"})
+    failed_before = _failed_spark_tasks(session)
+    topic = make_topic(kafka_bootstrap, partitions=1)
+    records = 3000  # at most 1,000 a second: the kill (after 1.5 s) comes mid-stream
+    killed = tmp_path / "killed"
+    config = generator_config(
+        topic,
+        records=records,
+        batch_size=10,
+        poll_interval_ms=10,
+        task_class_override=KILLING_TASK,
+        kill_after=500,
+        kill_signal="KILL",
+        kill_once_file=killed,
+        eos_support="SUPPORTED",
+        **{
+            "exactly.once.support": "required",
+            "transaction.boundary": "interval",
+            "transaction.boundary.interval.ms": "300",
+        },
+    )
+    worker.herder.create_connector("src", config)
+    wait_states(worker, "src", "RUNNING", ["RUNNING"], SPARK_TIMEOUT)
+    host, port = kafka_bootstrap.split(",")[0].rsplit(":", 1)
+
+    def committed() -> list[str]:
+        return [decode_key(m.key()) for m in read_committed(host, int(port), topic, 0, 30)]
+
+    wait_until(
+        lambda: _failed_spark_tasks(session) > failed_before,
+        SPARK_TIMEOUT,
+        message="the task's Python worker to be killed",
+    )
+    pid, polled = killed.read_text(encoding="utf-8").split()
+    log.info("Python worker %s killed after %s records", pid, polled)
+    assert int(polled) < records  # mid-stream
+    wait_until(
+        lambda: len(committed()) >= records,
+        SPARK_TIMEOUT,
+        1.0,
+        message=lambda: f"{records} committed records, have {len(committed())}",
+    )
+    wait_states(worker, "src", "RUNNING", ["RUNNING"], SPARK_TIMEOUT)
+    keys = Counter(committed())
+    duplicates = sorted(k for k, n in keys.items() if n > 1)
+    assert not duplicates, f"{len(duplicates)} duplicated: {duplicates[:10]}"
+    assert keys == all_keys(1, records)
 
 
 def test_one_worker_when_the_setting_says_one(driver: Driver, kafka_bootstrap: str) -> None:

@@ -33,10 +33,12 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
         replication_factor: replication factor of the topic when it is created (capped to the
             number of brokers).
         timeout_s: how long one write or read to the end may take.
-        transactional: exactly-once tasks write the topic in transactions: a read to the end
-            held below it by an open one (a crashed task's, until its successor fences it)
-            ends there, as it would on Kafka, whose answer for the end is the last stable
-            offset; the embedded broker answers the high watermark.
+        transactional: exactly-once tasks write the topic in transactions: it is read from
+            the transaction markers, as a ``read_committed`` consumer reads it on Kafka (the
+            offsets of aborted transactions hidden, a read to the end ending at the first open
+            one: a crashed task's, until its successor fences it), on the embedded broker too,
+            whose fetch answers do not list aborted transactions (see
+            :class:`~cdk.runtime.util.KafkaBasedLog`).
     """
 
     def __init__(
@@ -64,8 +66,7 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
             replication_factor=replication_factor,
             purpose="offset storage",
             timeout_s=timeout_s,
-            # exactly-once tasks write it in transactions: a crashed task's transaction holds
-            # a read_committed reader until its successor fences it (see KafkaBasedLog)
+            # exactly-once tasks write it in transactions: read from the markers (KafkaBasedLog)
             stop_at_stable_offset=transactional,
         )
 

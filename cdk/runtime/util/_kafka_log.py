@@ -6,6 +6,15 @@ on :meth:`~KafkaBasedLog.start`, hands every record it reads to a callback, read
 the topic on demand (so a store sees what other processes wrote), and writes records and waits for
 the broker to acknowledge them. A fetch that skips records the broker holds is noticed and read
 again (:class:`~cdk.runtime.util.FetchGaps`), so the callback sees every record, in order.
+
+A topic written in transactions (the offsets topic of exactly-once workers,
+``stop_at_stable_offset``) is read with :class:`~cdk.runtime.util.CommittedReader` instead of
+a librdkafka consumer: it hides the records of aborted transactions from their markers and ends
+a read at the first open transaction, as a Kafka broker's ``read_committed`` answer does (the
+embedded broker's fetch answers hide no aborted transaction, and its ``ListOffsets`` answers 0
+as the end of a partition while a transaction is open there). Where that reader cannot read the
+topic (TLS or SASL, compressed batches), the log reads it with the librdkafka consumer from the
+beginning again (right on a Kafka broker).
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cdk.errors import ConfigException, ConnectException
+from cdk.runtime.util._committed import CommittedReader, FetchTimedOut, UnsupportedFetch
 from cdk.runtime.util._fetch_gaps import FetchGaps
 from cdk.runtime.util._topics import ensure_topic
 
@@ -56,6 +66,9 @@ class KafkaBasedLog:
         purpose: what the topic is for, in messages (``offset storage``, ``config storage``).
         timeout_s: how long one write, or one read to the end, may take.
         create: create the topic when missing (readers that only follow a topic pass False).
+        stop_at_stable_offset: the topic is written in transactions: read it as a
+            ``read_committed`` consumer reads it on Kafka, from the transaction markers (see
+            the module's docstring).
     """
 
     def __init__(
@@ -81,9 +94,13 @@ class KafkaBasedLog:
         self._replication_factor = replication_factor
         self._timeout_s = timeout_s
         self._create = create
-        #: a read to the end that stops moving below the end is taken to have reached the last
-        #: stable offset (an open transaction) after ``_STALLED_S``, as Kafka's answer would end it
+        #: read with the marker-aware reader; without it (its fallback), a read to the end that
+        #: stops moving below the end is taken to have reached the last stable offset (an open
+        #: transaction) after ``_STALLED_S``, as Kafka's answer would end it
         self.stop_at_stable_offset = stop_at_stable_offset
+        self._committed: CommittedReader | None = None
+        self._leaders: dict[int, tuple[str, int]] = {}
+        self._admin: Any = None
         self.lock = threading.RLock()
         self._producer: Any = None
         self._consumer: Any = None
@@ -177,7 +194,18 @@ class KafkaBasedLog:
             ]
             self._next = {}
             self._gaps.forget()
-            self._consumer.assign(self._assigned)
+            self._committed = None
+            if self.stop_at_stable_offset and _plaintext(self._client_config({})):
+                self._admin = admin
+                self._leaders = {}
+                self._committed = CommittedReader(
+                    self.topic,
+                    self._leader,
+                    timeout_s=self._timeout_s,
+                    client_id=f"cdk-log-reader-{os.getpid()}",
+                )
+            else:
+                self._consumer.assign(self._assigned)
             try:
                 self.read_to_end()
             except BaseException:
@@ -196,6 +224,8 @@ class KafkaBasedLog:
             if consumer is None:
                 raise ConnectException(f"The {self.purpose} on topic {self.topic} is not started")
             deadline = time.monotonic() + self._timeout_s
+            if self._committed is not None and self._read_committed(deadline) is not None:
+                return
             ends: dict[int, int] = {}
             # read from the beginning: the first record is expected at the log start
             unknown = [tp for tp in self._assigned if tp.partition not in self._next]
@@ -224,6 +254,61 @@ class KafkaBasedLog:
                         more = True
             if more:
                 self._read_until(ends, positions, deadline, quiet_s=_FETCHED_QUIET_S)
+
+    def _read_committed(self, deadline: float) -> int | None:
+        """Read to the end with the marker-aware reader; how many records (None: it cannot).
+
+        When it cannot read the topic, the librdkafka consumer reads it from the beginning
+        instead, from now on (the callback then sees the records read so far again).
+        """
+        reader = self._committed
+        assert reader is not None
+        try:
+            messages = reader.read(range(len(self._assigned)), deadline)
+        except FetchTimedOut as exc:
+            raise ConnectException(
+                f"Timed out reading the {self.purpose} topic {self.topic} to its end: {exc}"
+            ) from exc
+        except UnsupportedFetch as exc:
+            log.warning(
+                "The %s topic %s cannot be read from its transaction markers (%s): reading it "
+                "with a read_committed consumer from the beginning again",
+                self.purpose,
+                self.topic,
+                exc,
+            )
+            reader.close()
+            self._committed = None
+            self._next = {}
+            self._consumer.assign(self._assigned)
+            return None
+        for message in messages:
+            self._on_record((message.key(), message.value(), message.partition(), message.offset()))
+        return len(messages)
+
+    def _leader(self, partition: int, refresh: bool) -> tuple[str, int]:
+        """Where ``partition``'s leader listens (from the cluster's metadata)."""
+        if refresh or partition not in self._leaders:
+            try:
+                metadata = self._admin.list_topics(topic=self.topic, timeout=self._timeout_s)
+                described = metadata.topics.get(self.topic)
+                leaders: dict[int, tuple[str, int]] = {}
+                for number, info in (described.partitions if described else {}).items():
+                    broker = metadata.brokers.get(info.leader)
+                    if broker is not None:
+                        leaders[number] = (broker.host, broker.port)
+            except Exception as e:
+                raise ConnectException(
+                    f"Could not find the leaders of the {self.purpose} topic {self.topic}: {e}"
+                ) from e
+            if partition not in leaders:
+                if partition in self._leaders:
+                    return self._leaders[partition]  # no leader now: the last one, again
+                raise ConnectException(
+                    f"The {self.purpose} topic {self.topic} has no leader for partition {partition}"
+                )
+            self._leaders.update(leaders)
+        return self._leaders[partition]
 
     def _list_offsets(
         self, consumer: Any, partitions: Sequence[Any], which: int
@@ -378,6 +463,12 @@ class KafkaBasedLog:
             consumer = self._consumer
             if consumer is None:
                 raise ConnectException(f"The {self.purpose} on topic {self.topic} is not started")
+            if self._committed is not None:
+                read = self._read_committed(time.monotonic() + self._timeout_s)
+                if read is not None:
+                    if not read:
+                        time.sleep(min(timeout_s, _FETCHED_QUIET_S))
+                    return read
             messages = consumer.consume(num_messages=500, timeout=0)
             if not messages:
                 first = consumer.poll(timeout_s)
@@ -453,9 +544,18 @@ class KafkaBasedLog:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+        if self._committed is not None:
+            self._committed.close()
+            self._committed = None
+        self._admin = None
 
     def __repr__(self) -> str:
         return f"KafkaBasedLog(topic={self.topic!r}, purpose={self.purpose!r})"
+
+
+def _plaintext(config: Mapping[str, Any]) -> bool:
+    """Whether the clients connect without TLS or SASL (what the marker-aware reader speaks)."""
+    return str(config.get("security.protocol", "plaintext")).strip().lower() == "plaintext"
 
 
 def _partition_count(admin: Any, topic: str, timeout_s: float) -> int:

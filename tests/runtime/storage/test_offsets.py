@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -548,3 +549,50 @@ def test_kafka_store_requires_a_topic_and_a_start(bootstrap: str) -> None:
     store = KafkaOffsetBackingStore(_topic(), bootstrap)
     with pytest.raises(ConnectException, match="not started"):
         store.set({b"k": b"v"})
+
+
+def _transactional(bootstrap: str, transactional_id: str) -> Any:
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "transactional.id": transactional_id, "linger.ms": 0}
+    )
+    producer.init_transactions(10)
+    return producer
+
+
+def test_transactional_kafka_store_hides_the_offsets_of_an_aborted_transaction(
+    bootstrap: str,
+) -> None:
+    """A task killed between writing a transaction's offsets and its commit (the window).
+
+    Its successor's ``init_transactions`` fences it and aborts the transaction (the broker
+    writes an ABORT marker after the offsets): a store that reads the topic as Kafka's
+    ``read_committed`` consumer does on a Kafka broker must not see those offsets, on the
+    embedded broker too (whose fetch answers do not list aborted transactions).
+    """
+    topic = _topic()
+    key_a = offset_key("conn", {"f": "a"})
+    key_b = offset_key("conn", {"f": "b"})
+    with KafkaOffsetBackingStore(topic, bootstrap, partitions=2, transactional=True) as store:
+        transactional_id = f"eos-{uuid.uuid4().hex[:8]}"
+        zombie = _transactional(bootstrap, transactional_id)
+        zombie.begin_transaction()
+        zombie.produce(topic, offset_value({"pos": 1}), key_a, partition=0)
+        zombie.commit_transaction(10)
+        zombie.begin_transaction()
+        zombie.produce(topic, offset_value({"pos": 2}), key_a, partition=0)
+        zombie.produce(topic, offset_value({"pos": 2}), key_b, partition=1)
+        assert zombie.flush(10) == 0  # the offsets are in the log; no commit: it "dies"
+        started = time.monotonic()
+        # while the transaction is open, a read ends where it starts
+        assert store.get([key_a, key_b]) == {key_a: b'{"pos":1}'}
+        held = time.monotonic() - started
+        successor = _transactional(bootstrap, transactional_id)  # fences it: ABORT markers
+        successor.begin_transaction()
+        successor.produce(topic, offset_value({"pos": 3}), key_b, partition=1)
+        successor.commit_transaction(10)
+        assert store.get([key_a, key_b]) == {key_a: b'{"pos":1}', key_b: b'{"pos":3}'}
+    with KafkaOffsetBackingStore(topic, bootstrap, partitions=2, transactional=True) as fresh:
+        assert fresh.all() == {key_a: b'{"pos":1}', key_b: b'{"pos":3}'}
+    logging.getLogger(__name__).info("read held by an open transaction: %.2f s", held)
