@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CommittedMessage", "UnsupportedFetch", "read_committed"]
+__all__ = ["CommittedMessage", "CommittedTail", "UnsupportedFetch", "read_committed"]
 
 _FETCH = 1
 _FETCH_VERSION = 4
@@ -189,6 +189,99 @@ def _batches(records: bytes) -> Iterator[tuple[int, int, int, list[Any]]]:
         yield base, attributes, producer, out
 
 
+class CommittedTail:
+    """Reads one partition's committed records incrementally (what :func:`read_committed` uses).
+
+    Each :meth:`read` fetches from where the last one stopped and returns the records whose
+    transaction committed since (or that were not transactional); records of a transaction
+    still open stay held until its marker comes. For a progress signal (e.g. a chaos run's
+    recovery times) without reading the partition from the beginning each time.
+    """
+
+    def __init__(self, host: str, port: int, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.offset = 0
+        self._address = (host, port)
+        self._sock: socket.socket | None = None
+        self._correlation = 0
+        self._pending: dict[int, list[CommittedMessage]] = {}
+        self._empty = 0
+        self._records = b""
+        self.high = 0
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def read(self, end: int | None = None, timeout_s: float = 30.0) -> list[CommittedMessage]:
+        """One fetch: the records it committed; ``end`` caps the offsets read (exclusive).
+
+        Raises:
+            UnsupportedFetch: see :func:`read_committed`.
+            OSError: the broker cannot be reached (the connection is dropped; the next call
+                connects again).
+        """
+        if self._sock is None:
+            self._sock = socket.create_connection(self._address, timeout=timeout_s)
+        self._sock.settimeout(timeout_s)
+        self._correlation += 1
+        try:
+            high, records = _fetch(
+                self._sock, self._correlation, self.topic, self.partition, self.offset
+            )
+        except (OSError, UnsupportedFetch):
+            self.close()
+            raise
+        self._records = records
+        self.high = high if end is None else min(high, end)
+        out: list[CommittedMessage] = []
+        moved = False
+        pending = self._pending
+        for _base, attributes, producer, batch in _batches(records):
+            for record_offset, key, value, headers in batch:
+                if record_offset < self.offset or record_offset >= self.high:
+                    continue
+                self.offset = record_offset + 1
+                moved = True
+                if attributes & 0x20:  # a control batch: its key says COMMIT or ABORT
+                    kind = struct.unpack(">hh", key[:4])[1] if key and len(key) >= 4 else -1
+                    done = pending.pop(producer, [])
+                    if kind == 1:
+                        out.extend(done)
+                    continue
+                message = CommittedMessage(
+                    self.topic, self.partition, record_offset, key, value, headers
+                )
+                if attributes & 0x10:  # transactional: wait for its producer's marker
+                    pending.setdefault(producer, []).append(message)
+                else:
+                    out.append(message)
+        if moved:
+            self._empty = 0
+        elif not records and self.offset < self.high:
+            # Tansu answers nothing for some offsets below the high watermark (the end of an
+            # aborted producer's batch, it seems): no record can be read there, by any
+            # client; after a few empty answers, step over the offset.
+            self._empty += 1
+            if self._empty >= 3:
+                self.offset += 1
+                self._empty = 0
+        return out
+
+    def describe(self) -> str:
+        """Where the reader is, and the first batches of the last answer (for error messages)."""
+        detail = [
+            (base, attributes, len(batch), batch[0][0] if batch else None)
+            for base, attributes, _producer, batch in _batches(self._records)
+        ][:4]
+        return (
+            f"at offset {self.offset}, high watermark {self.high}, {len(self._records)} bytes "
+            f"answered: batches {detail}"
+        )
+
+
 def read_committed(
     host: str, port: int, topic: str, partition: int, timeout_s: float = 120.0
 ) -> list[CommittedMessage]:
@@ -202,57 +295,20 @@ def read_committed(
     """
     deadline = time.monotonic() + timeout_s
     out: list[CommittedMessage] = []
-    pending: dict[int, list[CommittedMessage]] = {}
-    offset = 0
-    correlation = 0
-    empty = 0
+    tail = CommittedTail(host, port, topic, partition)
     end: int | None = None
-    with socket.create_connection((host, port), timeout=timeout_s) as sock:
+    try:
         while time.monotonic() < deadline:
-            correlation += 1
-            high, records = _fetch(sock, correlation, topic, partition, offset)
+            before = tail.offset
+            out.extend(tail.read(end, timeout_s))
             if end is None:
-                end = high  # read to the end as of the first answer, not after later writes
-            high = min(high, end)
-            if offset >= high:
+                end = tail.high  # read to the end as of the first answer, not after later writes
+            if tail.offset >= end:
                 return out
-            moved = False
-            for _base, attributes, producer, batch in _batches(records):
-                for record_offset, key, value, headers in batch:
-                    if record_offset < offset or record_offset >= high:
-                        continue
-                    offset = record_offset + 1
-                    moved = True
-                    if attributes & 0x20:  # a control batch: its key says COMMIT or ABORT
-                        kind = struct.unpack(">hh", key[:4])[1] if key and len(key) >= 4 else -1
-                        done = pending.pop(producer, [])
-                        if kind == 1:
-                            out.extend(done)
-                        continue
-                    message = CommittedMessage(topic, partition, record_offset, key, value, headers)
-                    if attributes & 0x10:  # transactional: wait for its producer's marker
-                        pending.setdefault(producer, []).append(message)
-                    else:
-                        out.append(message)
-            if moved:
-                empty = 0
-            elif records or high <= offset:
+            if tail.offset == before:
                 time.sleep(0.05)
-            else:
-                # Tansu answers nothing for some offsets below the high watermark (the end of
-                # an aborted producer's batch, it seems): no record can be read there, by any
-                # client; after a few empty answers, step over the offset.
-                empty += 1
-                if empty >= 3:
-                    offset += 1
-                    empty = 0
-                else:
-                    time.sleep(0.05)
-    detail = [
-        (base, attributes, len(batch), batch[0][0] if batch else None)
-        for base, attributes, _producer, batch in _batches(records)
-    ][:4]
+    finally:
+        tail.close()
     raise UnsupportedFetch(
-        f"reading {topic}[{partition}] took more than {timeout_s:g} s (at offset {offset}, high "
-        f"watermark {high}, {len(records)} bytes answered: batches {detail})"
+        f"reading {topic}[{partition}] took more than {timeout_s:g} s ({tail.describe()})"
     )
