@@ -40,6 +40,7 @@ beside it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -245,7 +246,11 @@ def main() -> None:
         events.append(entry)
         print(json.dumps(entry), flush=True)
 
-    with EmbeddedKafka() as kafka, StandaloneSpark(2, cores=2, workdir=workdir / "spark") as spark:
+    with (
+        EmbeddedKafka() as kafka,
+        StandaloneSpark(2, cores=2, workdir=workdir / "spark") as spark,
+        contextlib.ExitStack() as stops,
+    ):
         bootstrap = kafka.bootstrap_servers
         group = f"chaos-{uuid.uuid4().hex[:6]}"
         topic = f"{group}-data"
@@ -274,8 +279,10 @@ def main() -> None:
             props["exactly.once.source.support"] = "enabled"
         drivers = [Driver("a", props, workdir), Driver("b", props, workdir)]
         for driver in drivers:
+            stops.callback(driver.stop)  # on the way out, whatever happened
+        for driver in drivers:
             driver.start()
-            wait(driver.up, 180, f"driver {driver.name} up")
+            wait(driver.up, 600, f"driver {driver.name} up")  # a loaded machine
         store = workdir / "store"
         source = {
             "connector.class": "tests.connectors.generator.GeneratorSourceConnector",
@@ -308,6 +315,7 @@ def main() -> None:
             exactly_once=args.exactly_once,
         )
         progress = Progress(bootstrap, topic, t0)
+        stops.callback(progress.stop)
         stall = broker_stall(kafka)
         end = time.monotonic() + args.minutes * 60
         down: list[tuple[float, Any]] = []
@@ -398,8 +406,6 @@ def main() -> None:
             ok = ok and not lost and not duplicated and not extra
         result.update(_summary(events, progress))
         result["events"] = events
-        for driver in drivers:
-            driver.stop()
     print(json.dumps({k: v for k, v in result.items() if k != "events"}, indent=2))
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2))
