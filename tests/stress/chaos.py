@@ -322,7 +322,9 @@ def main() -> None:
         killed_workers: set[int] = set()
 
         def restart_worker(index: int) -> None:
-            spark.start_worker(index)
+            # without waiting for the master to list it: on a loaded machine a worker's JVM
+            # can take minutes to register, and the chaos goes on meanwhile
+            spark.start_worker(index, wait=False)
             killed_workers.discard(index)
 
         while time.monotonic() < end:
@@ -367,12 +369,12 @@ def main() -> None:
         expected = set(all_keys(STREAMS, args.records))
         reader = TopicReader(bootstrap, topic)
         try:
-            produced = reader.wait_for_keys(expected, timeout=900)
+            produced = reader.wait_for_keys(expected, timeout=1800)
         finally:
             reader.close()
         event("every record in the topic")
         if args.exactly_once:
-            wait(lambda: expected <= progress.key_set(), 900, "every record committed")
+            wait(lambda: expected <= progress.key_set(), 1800, "every record committed")
             event("every record committed")
 
         def stored() -> bool:
