@@ -248,7 +248,7 @@ def main() -> None:
 
     with (
         EmbeddedKafka() as kafka,
-        StandaloneSpark(2, cores=2, workdir=workdir / "spark") as spark,
+        StandaloneSpark(2, cores=2, workdir=workdir / "spark", startup_timeout=600) as spark,
         contextlib.ExitStack() as stops,
     ):
         bootstrap = kafka.bootstrap_servers
