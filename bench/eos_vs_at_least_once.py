@@ -17,7 +17,9 @@ with the time before its commit); the start of the task (for exactly-once, its p
 ``init_transactions``) is in it, so take N large (each run several seconds). Beside it, the
 steady rate: the records between the 10% and the 90% marks over the time between them (no
 start, no last interval), and the CPU seconds per 100,000 records of this process (the driver,
-its worker thread and the consumer) and of the broker.
+its worker thread and the consumer) and of the broker; on a machine whose cores are all busy
+the throughput goes as the inverse of that CPU, so the at-least-once run's CPU over the
+exactly-once run's of the same round (``cpu ratio``) is the figure least moved by other load.
 
 The modes are interleaved run by run (at least once, eos poll, eos interval, at least once,
 ...), so a change of the machine's load hits each mode alike; each run records the 1-minute load
@@ -209,6 +211,10 @@ def _spread(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
+def _cpu(run: dict[str, float]) -> float:
+    return run["cpu per 100k"] + run["broker cpu per 100k"]
+
+
 def summarize(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, Any]]:
     """Per mode: median, min and max of each figure; ratios to at-least-once, paired by round."""
     base = results["at-least-once"]
@@ -223,6 +229,10 @@ def summarize(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str,
             figures[f"{name} ratio"] = _spread(
                 [r[name] / b[name] for r, b in zip(runs, base, strict=True)]
             )
+        # on a CPU-bound machine throughput goes as 1 / CPU per record: the at-least-once run's
+        # CPU (this process and the broker) over this one's, paired by round; less sensitive to
+        # what else the machine runs than the rates
+        figures["cpu ratio"] = _spread([_cpu(b) / _cpu(r) for r, b in zip(runs, base, strict=True)])
         figures["ratio of medians"] = figures["rate"]["median"] / statistics.median(
             [b["rate"] for b in base]
         )
@@ -267,7 +277,8 @@ def main() -> None:
             f"(of medians {f['ratio of medians']:.2f}x); steady {steady['median']:.0f} rec/s, "
             f"ratio {sratio['median']:.2f}x [{sratio['min']:.2f}-{sratio['max']:.2f}]; cpu/100k "
             f"{f['cpu per 100k']['median']:.2f} s + broker {f['broker cpu per 100k']['median']:.2f}"
-            f" s; load {f['load']['min']:.1f}-{f['load']['max']:.1f}"
+            f" s, cpu ratio {f['cpu ratio']['median']:.2f}x [{f['cpu ratio']['min']:.2f}-"
+            f"{f['cpu ratio']['max']:.2f}]; load {f['load']['min']:.1f}-{f['load']['max']:.1f}"
         )
 
 
