@@ -52,7 +52,7 @@ if str(REPO_ROOT) not in sys.path:
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 
 from cdk.kafka import EmbeddedKafka, create_topics  # noqa: E402
-from cdk.runtime import DistributedWorker  # noqa: E402
+from cdk.runtime import ConnectorTaskId, DistributedWorker  # noqa: E402
 from harness.certify._eos_worker import ThreadPlacement  # noqa: E402
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -126,8 +126,9 @@ def run_once(
     topic = f"bench-eos-{uuid.uuid4().hex[:8]}"
     create_topics(bootstrap, [topic], partitions=1)
     load_before = os.getloadavg()[0]
+    placement = ThreadPlacement()
     driver = DistributedWorker(
-        _props(bootstrap, support), placement=ThreadPlacement(), rest=False, cluster_id_timeout=0
+        _props(bootstrap, support), placement=placement, rest=False, cluster_id_timeout=0
     )
     driver.start()
     consumer = Consumer(
@@ -174,7 +175,9 @@ def run_once(
         elapsed = time.monotonic() - started
         cpu = _cpu_self() - cpu_before
         broker = _cpu_of(broker_pid) - broker_before
+        commits = _commits(placement)
         return {
+            **commits,
             "rate": records / elapsed,
             "steady rate": (high_count - low_count) / max(high_at - low_at, 1e-6),
             "seconds": elapsed,
@@ -186,6 +189,27 @@ def run_once(
     finally:
         consumer.close()
         driver.stop()
+
+
+def _commits(placement: ThreadPlacement) -> dict[str, float]:
+    """The task's commits: transactions (exactly once), commit time avg and max (last window).
+
+    A commit is, with exactly once, the offsets records and ``commit_transaction`` (its
+    ``EndTxn``; the first record of a transaction on each partition adds an
+    ``AddPartitionsToTxn``); at least once, an offset flush.
+    """
+    cluster = placement._worker  # the bench reads the worker on its own thread
+    worker = None if cluster is None else cluster.worker
+    runner = None if worker is None else worker.task_runner(ConnectorTaskId("gen", 0))
+    if runner is None:
+        return {"transactions": 0.0, "commit avg ms": 0.0, "commit max ms": 0.0}
+    now = runner.metrics.clock()
+    stat = runner.metrics.task.commit_time
+    return {
+        "transactions": float(len(getattr(runner, "transaction_sizes", ()))),
+        "commit avg ms": stat.avg(now),
+        "commit max ms": stat.max(now),
+    }
 
 
 def measure(
@@ -222,7 +246,15 @@ def summarize(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str,
     for mode, runs in results.items():
         figures: dict[str, Any] = {
             name: _spread([r[name] for r in runs])
-            for name in ("rate", "steady rate", "cpu per 100k", "broker cpu per 100k")
+            for name in (
+                "rate",
+                "steady rate",
+                "cpu per 100k",
+                "broker cpu per 100k",
+                "transactions",
+                "commit avg ms",
+                "commit max ms",
+            )
         }
         figures["load"] = _spread([r[k] for r in runs for k in ("load before", "load after")])
         for name in ("rate", "steady rate"):
@@ -251,8 +283,9 @@ def main() -> None:
         print(
             f"run {run + 1} {mode:>16}: {r['rate']:8.0f} rec/s ({r['seconds']:5.1f} s), steady "
             f"{r['steady rate']:8.0f}, cpu/100k {r['cpu per 100k']:5.2f} s + broker "
-            f"{r['broker cpu per 100k']:5.2f} s, load {r['load before']:.1f}->"
-            f"{r['load after']:.1f}",
+            f"{r['broker cpu per 100k']:5.2f} s, {r['transactions']:.0f} transactions, commit avg "
+            f"{r['commit avg ms']:.0f} ms max {r['commit max ms']:.0f} ms, load "
+            f"{r['load before']:.1f}->{r['load after']:.1f}",
             flush=True,
         )
 
