@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import statistics
 import sys
 import time
@@ -278,6 +279,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the broker stops with the script
 
     def report(run: int, mode: str, r: dict[str, float]) -> None:
         print(
