@@ -82,9 +82,13 @@ class Driver:
         self.path.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
         self.log = workdir / f"{name}.log"
         self.process: subprocess.Popen[bytes] | None = None
+        #: killed by the chaos (not to be restarted by the supervisor)
+        self.killed = False
+        self.exits = 0
         self.http = httpx.Client(base_url=self.url, timeout=30)
 
     def start(self) -> None:
+        self.killed = False
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [str(CDK), "distributed", str(self.path)],
@@ -103,12 +107,25 @@ class Driver:
         except httpx.HTTPError:
             return False
 
+    def exited(self) -> int | None:
+        """The exit code of a driver that ended by itself (not killed, not stopped)."""
+        if self.killed or self.process is None:
+            return None
+        return self.process.poll()
+
+    def last_error(self) -> str:
+        lines = self.log.read_text(errors="replace").splitlines()
+        errors = [line for line in lines if line.startswith("Error:")]
+        return errors[-1][:300] if errors else (lines[-1][:300] if lines else "")
+
     def kill(self) -> None:
+        self.killed = True
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(30)
 
     def stop(self) -> None:
+        self.killed = True
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -280,6 +297,24 @@ def main() -> None:
         drivers = [Driver("a", props, workdir), Driver("b", props, workdir)]
         for driver in drivers:
             stops.callback(driver.stop)  # on the way out, whatever happened
+        supervising = threading.Event()
+
+        def supervise() -> None:
+            """Start again a driver that ended by itself (as a service manager would)."""
+            while not supervising.wait(2.0):
+                for driver in drivers:
+                    code = driver.exited()
+                    if code is not None:
+                        driver.exits += 1
+                        event(
+                            "driver exited",
+                            driver=driver.name,
+                            code=code,
+                            error=driver.last_error(),
+                        )
+                        driver.start()
+
+        supervisor = threading.Thread(target=supervise, name="chaos-supervisor", daemon=True)
         for driver in drivers:
             driver.start()
             wait(driver.up, 600, f"driver {driver.name} up")  # a loaded machine
@@ -316,6 +351,9 @@ def main() -> None:
         )
         progress = Progress(bootstrap, topic, t0)
         stops.callback(progress.stop)
+        supervisor.start()
+        stops.callback(supervisor.join, 10)
+        stops.callback(supervising.set)
         stall = broker_stall(kafka)
         end = time.monotonic() + args.minutes * 60
         down: list[tuple[float, Any]] = []
@@ -407,6 +445,7 @@ def main() -> None:
             result["read_committed: first duplicated"] = duplicated[:10]
             ok = ok and not lost and not duplicated and not extra
         result.update(_summary(events, progress))
+        result["drivers that exited by themselves"] = sum(d.exits for d in drivers)
         result["events"] = events
     print(json.dumps({k: v for k, v in result.items() if k != "events"}, indent=2))
     if args.out is not None:
