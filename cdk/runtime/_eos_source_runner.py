@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import override
 
 from cdk.api import RecordMetadata, SourceRecord, TransactionContext
-from cdk.errors import ConnectException, RetriableException
+from cdk.errors import ConnectException
 from cdk.runtime._exactly_once import TransactionBoundary
 from cdk.runtime._source_runner import WorkerSourceTask
 from cdk.runtime._status import TargetState
@@ -253,11 +253,6 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     def _execute_transactions(self) -> None:
         producer = self._producer
         assert producer is not None
-        poll = self.task.poll
-        clock = self.metrics.clock
-        source_metrics = self.metrics.source
-        task_metrics = self.metrics.task
-        assert source_metrics is not None
         last_commit = time.monotonic()
         while not self._stopping:
             if self._target is not TargetState.STARTED:
@@ -265,32 +260,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 self._pause_loop()
                 last_commit = time.monotonic()
                 continue
-            self._in_task_code = True
-            started = clock()
-            try:
-                records = poll()
-            except RetriableException as exc:
-                log.warning(
-                    "%s failed to poll records from SourceTask. Will retry operation.",
-                    self,
-                    exc_info=exc,
-                )
-                records = None
-            finally:
-                with self._lock:
-                    self._in_task_code = False
-                    closed = self._producer_closed
-            if closed:
+            if not self._poll_and_send():  # sends through _send_records, below
                 return
-            if records is not None:
-                returned: Any = records  # a list by contract; any iterable is accepted
-                if not isinstance(returned, list):
-                    records = list(returned)
-                polled_at = clock()
-                source_metrics.record_poll(len(records), polled_at - started, polled_at)
-                task_metrics.record_batch(len(records), polled_at)
-                if records:
-                    self._send_transactional(records)
             # after every poll, as Kafka's loop (a null poll too: an idle task's interval
             # transaction and a connector's batch request still end)
             if self._batch_boundary(last_commit):
@@ -333,7 +304,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._maybe_commit(True)
 
     # -- sending -------------------------------------------------------------------------------
-    def _send_transactional(self, records: Sequence[SourceRecord]) -> None:
+    @override
+    def _send_records(self, records: Sequence[SourceRecord]) -> None:
         """Transform, convert and produce a polled batch inside the open transaction."""
         chain = self._chain if len(self._chain) else None
         key_from = self._key_converter.from_connect_data

@@ -353,11 +353,6 @@ class WorkerSourceTask(WorkerTask):
     def _execute(self) -> None:
         producer = self._producer
         assert producer is not None
-        poll = self.task.poll
-        clock = self.metrics.clock
-        source_metrics = self.metrics.source
-        task_metrics = self.metrics.task
-        assert source_metrics is not None
         next_commit = time.monotonic() + self._flush_interval_s
         while not self._stopping:
             if self._target is not TargetState.STARTED:
@@ -366,32 +361,8 @@ class WorkerSourceTask(WorkerTask):
                 continue
             if self._send_error is not None:
                 self._raise_send_error()
-            self._in_task_code = True
-            started = clock()
-            try:
-                records = poll()
-            except RetriableException as exc:
-                log.warning(
-                    "%s failed to poll records from SourceTask. Will retry operation.",
-                    self,
-                    exc_info=exc,
-                )
-                records = None
-            finally:
-                with self._lock:
-                    self._in_task_code = False
-                    closed = self._producer_closed
-            if closed:  # cancelled meanwhile: the producer is gone
+            if not self._poll_and_send():
                 return
-            if records is not None:
-                returned: Any = records  # a list by contract; any iterable is accepted
-                if not isinstance(returned, list):
-                    records = list(returned)
-                polled_at = clock()
-                source_metrics.record_poll(len(records), polled_at - started, polled_at)
-                task_metrics.record_batch(len(records), polled_at)
-                if records:
-                    self._send_records(records)
             producer.poll(0)
             if self._records_done:
                 self._record_writes()
@@ -401,6 +372,46 @@ class WorkerSourceTask(WorkerTask):
                 next_commit = now + self._flush_interval_s
         if self._send_error is not None:
             self._raise_send_error()
+
+    def _poll_and_send(self) -> bool:
+        """One ``poll()`` of the task, its metrics, and :meth:`_send_records` of what it returned.
+
+        The step both runners' loops share (the exactly-once runner sends in its transaction
+        by overriding :meth:`_send_records`).
+
+        Returns:
+            False when the task was cancelled meanwhile (the producer is gone: stop the loop).
+        """
+        clock = self.metrics.clock
+        self._in_task_code = True
+        started = clock()
+        try:
+            records = self.task.poll()
+        except RetriableException as exc:
+            log.warning(
+                "%s failed to poll records from SourceTask. Will retry operation.",
+                self,
+                exc_info=exc,
+            )
+            records = None
+        finally:
+            with self._lock:
+                self._in_task_code = False
+                closed = self._producer_closed
+        if closed:
+            return False
+        if records is not None:
+            returned: Any = records  # a list by contract; any iterable is accepted
+            if not isinstance(returned, list):
+                records = list(returned)
+            polled_at = clock()
+            source_metrics = self.metrics.source
+            assert source_metrics is not None
+            source_metrics.record_poll(len(records), polled_at - started, polled_at)
+            self.metrics.task.record_batch(len(records), polled_at)
+            if records:
+                self._send_records(records)
+        return True
 
     def _pause_loop(self) -> None:
         self._report(State.PAUSED)

@@ -19,21 +19,37 @@ one of:
 Then the chaos stops, everything is let run until the source has written every record and the
 sink has stored every one, and the run reports: records lost (in the topic and in the sink's
 store: must be 0), duplicates in each (allowed: within what was sent after the last offset
-commit before each kill), the events, and how long each recovery took.
+commit before each kill), the events, and how long each recovery took: the time from the event
+until every stream of the source that had records left committed one more record to the topic
+(sampled every half second by a reader of the topic's committed records).
+
+With ``--exactly-once`` the drivers run with ``exactly.once.source.support=enabled`` and the
+source with ``exactly.once.support=required`` (the generator declares it with
+``eos.support=SUPPORTED``; its offsets, ``{"seq": n}`` per stream, identify its records): each
+task writes its records and offsets in one transaction per poll. The topic is then counted with
+the harness's ``read_committed`` reader (``harness/certify/_committed.py``, which hides aborted
+transactions from their markers: the embedded broker does not), and the run fails unless it
+finds every record exactly once: 0 duplicates and 0 lost. The librdkafka consumer's count and
+the sink's (both see the aborted transactions' records on the embedded broker) are reported
+beside it.
 
     .venv/bin/python -m tests.stress.chaos --minutes 3 --out /tmp/chaos.json
+    .venv/bin/python -m tests.stress.chaos --minutes 3 --exactly-once --records 60000
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import Counter
@@ -43,10 +59,11 @@ from typing import Any
 import httpx
 
 from cdk.kafka import EmbeddedKafka, create_topics, free_port
+from cdk.runtime.util import CommittedReader, UnsupportedFetch, read_committed
 from harness.providers.kafka import broker_stall
 from harness.providers.spark import StandaloneSpark
 from tests.connectors.recording import read_store
-from tests.integration._support import JSON, TopicReader, all_keys
+from tests.integration._support import JSON, TopicReader, all_keys, decode_key
 
 REPO = Path(__file__).resolve().parents[2]
 CDK = Path(sys.executable).with_name("cdk")
@@ -65,9 +82,13 @@ class Driver:
         self.path.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
         self.log = workdir / f"{name}.log"
         self.process: subprocess.Popen[bytes] | None = None
+        #: killed by the chaos (not to be restarted by the supervisor)
+        self.killed = False
+        self.exits = 0
         self.http = httpx.Client(base_url=self.url, timeout=30)
 
     def start(self) -> None:
+        self.killed = False
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [str(CDK), "distributed", str(self.path)],
@@ -86,12 +107,25 @@ class Driver:
         except httpx.HTTPError:
             return False
 
+    def exited(self) -> int | None:
+        """The exit code of a driver that ended by itself (not killed, not stopped)."""
+        if self.killed or self.process is None:
+            return None
+        return self.process.poll()
+
+    def last_error(self) -> str:
+        lines = self.log.read_text(errors="replace").splitlines()
+        errors = [line for line in lines if line.startswith("Error:")]
+        return errors[-1][:300] if errors else (lines[-1][:300] if lines else "")
+
     def kill(self) -> None:
+        self.killed = True
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(30)
 
     def stop(self) -> None:
+        self.killed = True
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -128,12 +162,86 @@ def leader_of(drivers: list[Driver], name: str) -> Driver | None:
     return None
 
 
+class Progress:
+    """Follows the topic's committed records on a thread: when each stream committed more."""
+
+    def __init__(self, bootstrap: str, topic: str, t0: float) -> None:
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        address = (host, int(port))
+        self._reader = CommittedReader(topic, lambda _p, _refresh: address, timeout_s=10)
+        self._t0 = t0
+        self.keys: Counter[str] = Counter()
+        #: per stream: the times (s since t0) of the samples in which it committed more
+        self.commits: dict[str, list[float]] = {}
+        self.errors = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="chaos-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):  # the sampling period of the recovery times
+            now = round(time.monotonic() - self._t0, 2)
+            grew: set[str] = set()
+            try:
+                # what is committed now, not what comes meanwhile
+                for message in self._reader.read(range(STREAMS), time.monotonic() + 10):
+                    key = decode_key(message.key())
+                    with self._lock:
+                        self.keys[key] += 1
+                    grew.add(key.rpartition("-")[0])
+            except (OSError, UnsupportedFetch):
+                self.errors += 1  # a broker stall: the next sample reads on
+            for stream in grew:
+                self.commits.setdefault(stream, []).append(now)
+
+    def count(self) -> int:
+        with self._lock:
+            return sum(self.keys.values())
+
+    def key_set(self) -> set[str]:
+        with self._lock:
+            return set(self.keys)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+        self._reader.close()
+
+    def recovery(self, at: float, finished: dict[str, float]) -> float | None:
+        """Seconds from ``at`` until every stream not finished by then committed again."""
+        latest = 0.0
+        for stream in (f"p{i}" for i in range(STREAMS)):
+            if finished.get(stream, float("inf")) <= at:
+                continue
+            after = [t for t in self.commits.get(stream, []) if t > at]
+            if not after:
+                return None
+            latest = max(latest, after[0] - at)
+        return round(latest, 1)
+
+
+def committed_keys(bootstrap: str, topic: str) -> Counter[str]:
+    """Each key of the topic as a Kafka ``read_committed`` consumer on Kafka reads it."""
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    keys: Counter[str] = Counter()
+    for partition in range(STREAMS):
+        for message in read_committed(host, int(port), topic, partition, timeout_s=300):
+            keys[decode_key(message.key())] += 1
+    return keys
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--records", type=int, default=40_000, help="per stream")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--exactly-once",
+        action="store_true",
+        help="exactly.once.source.support=enabled; the topic counted read_committed",
+    )
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
@@ -142,12 +250,20 @@ def main() -> None:
     events: list[dict[str, Any]] = []
     t0 = time.monotonic()
 
+    progress: Progress | None = None
+
     def event(kind: str, **detail: Any) -> None:
         entry = {"t": round(time.monotonic() - t0, 1), "event": kind, **detail}
+        if progress is not None:
+            entry["committed"] = progress.count()
         events.append(entry)
         print(json.dumps(entry), flush=True)
 
-    with EmbeddedKafka() as kafka, StandaloneSpark(2, cores=2, workdir=workdir / "spark") as spark:
+    with (
+        EmbeddedKafka() as kafka,
+        StandaloneSpark(2, cores=2, workdir=workdir / "spark", startup_timeout=600) as spark,
+        contextlib.ExitStack() as stops,
+    ):
         bootstrap = kafka.bootstrap_servers
         group = f"chaos-{uuid.uuid4().hex[:6]}"
         topic = f"{group}-data"
@@ -172,10 +288,32 @@ def main() -> None:
             "spark.cores.max": "2",
             "spark.task.maxFailures": "50",
         }
+        if args.exactly_once:
+            props["exactly.once.source.support"] = "enabled"
         drivers = [Driver("a", props, workdir), Driver("b", props, workdir)]
         for driver in drivers:
+            stops.callback(driver.stop)  # on the way out, whatever happened
+        supervising = threading.Event()
+
+        def supervise() -> None:
+            """Start again a driver that ended by itself (as a service manager would)."""
+            while not supervising.wait(2.0):
+                for driver in drivers:
+                    code = driver.exited()
+                    if code is not None:
+                        driver.exits += 1
+                        event(
+                            "driver exited",
+                            driver=driver.name,
+                            code=code,
+                            error=driver.last_error(),
+                        )
+                        driver.start()
+
+        supervisor = threading.Thread(target=supervise, name="chaos-supervisor", daemon=True)
+        for driver in drivers:
             driver.start()
-            wait(driver.up, 180, f"driver {driver.name} up")
+            wait(driver.up, 600, f"driver {driver.name} up")  # a loaded machine
         store = workdir / "store"
         source = {
             "connector.class": "tests.connectors.generator.GeneratorSourceConnector",
@@ -186,6 +324,9 @@ def main() -> None:
             "batch.size": "20",
             "poll.interval.ms": "20",
         }
+        if args.exactly_once:
+            source["exactly.once.support"] = "required"
+            source["eos.support"] = "SUPPORTED"  # the generator's offsets identify its records
         sink = {
             "connector.class": "tests.connectors.recording.RecordingSinkConnector",
             "topics": topic,
@@ -197,14 +338,27 @@ def main() -> None:
             raise SystemExit(f"creating the source failed: {answer.status_code} {answer.text}")
         answer = drivers[1].http.post("/connectors", json={"name": "sink", "config": sink})
         answer.raise_for_status()
-        event("created", source_tasks=STREAMS, sink_tasks=2, seed=seed)
+        event(
+            "created",
+            source_tasks=STREAMS,
+            sink_tasks=2,
+            seed=seed,
+            exactly_once=args.exactly_once,
+        )
+        progress = Progress(bootstrap, topic, t0)
+        stops.callback(progress.stop)
+        supervisor.start()
+        stops.callback(supervisor.join, 10)
+        stops.callback(supervising.set)
         stall = broker_stall(kafka)
         end = time.monotonic() + args.minutes * 60
         down: list[tuple[float, Any]] = []
         killed_workers: set[int] = set()
 
         def restart_worker(index: int) -> None:
-            spark.start_worker(index)
+            # without waiting for the master to list it: on a loaded machine a worker's JVM
+            # can take minutes to register, and the chaos goes on meanwhile
+            spark.start_worker(index, wait=False)
             killed_workers.discard(index)
 
         while time.monotonic() < end:
@@ -249,10 +403,13 @@ def main() -> None:
         expected = set(all_keys(STREAMS, args.records))
         reader = TopicReader(bootstrap, topic)
         try:
-            produced = reader.wait_for_keys(expected, timeout=900)
+            produced = reader.wait_for_keys(expected, timeout=1800)
         finally:
             reader.close()
         event("every record in the topic")
+        if args.exactly_once:
+            wait(lambda: expected <= progress.key_set(), 1800, "every record committed")
+            event("every record committed")
 
         def stored() -> bool:
             return expected <= set(read_store(store).keys())
@@ -260,22 +417,65 @@ def main() -> None:
         wait(stored, 900, "every record in the sink's store")
         event("every record in the sink's store")
         sunk: Counter[str] = read_store(store).keys()
-        result = {
+        progress.stop()
+        result: dict[str, Any] = {
             "seed": seed,
             "minutes": args.minutes,
+            "exactly once": args.exactly_once,
             "records": len(expected),
             "lost in the topic": len(expected - set(produced)),
             "lost in the sink": len(expected - set(sunk)),
             "duplicates in the topic": sum(produced.values()) - len(set(produced)),
             "duplicates in the sink": sum(sunk.values()) - len(set(sunk)),
-            "events": events,
         }
-        for driver in drivers:
-            driver.stop()
+        ok = result["lost in the topic"] == 0 and result["lost in the sink"] == 0
+        if args.exactly_once:
+            committed = committed_keys(bootstrap, topic)
+            lost = sorted(expected - set(committed))
+            duplicated = sorted(k for k, n in committed.items() if n > 1)
+            extra = sorted(set(committed) - expected)
+            result["read_committed: lost"] = len(lost)
+            result["read_committed: duplicates"] = sum(committed[k] - 1 for k in duplicated)
+            result["read_committed: unexpected keys"] = len(extra)
+            result["read_committed: first lost"] = lost[:10]
+            result["read_committed: first duplicated"] = duplicated[:10]
+            ok = ok and not lost and not duplicated and not extra
+        result.update(_summary(events, progress))
+        result["drivers that exited by themselves"] = sum(d.exits for d in drivers)
+        result["events"] = events
     print(json.dumps({k: v for k, v in result.items() if k != "events"}, indent=2))
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2))
-    sys.exit(0 if result["lost in the topic"] == 0 and result["lost in the sink"] == 0 else 1)
+    sys.exit(0 if ok else 1)
+
+
+CHAOS = ("kill -9 spark worker", "kill -9 executor", "kill -9 leading driver", "broker stall")
+
+
+def _summary(events: list[dict[str, Any]], progress: Progress) -> dict[str, Any]:
+    """Each chaos event's recovery time (in its entry), and per kind: count, median, max."""
+    finished: dict[str, float] = {}
+    for stream, times in progress.commits.items():
+        if times:
+            finished[stream] = times[-1]  # its last commit: nothing to recover after it
+    out: dict[str, Any] = {}
+    for kind in CHAOS:
+        times = []
+        for entry in events:
+            if entry["event"] != kind:
+                continue
+            recovery = progress.recovery(entry["t"], finished)
+            entry["recovery_s"] = recovery
+            if recovery is not None:
+                times.append(recovery)
+        count = sum(entry["event"] == kind for entry in events)
+        out[kind] = {
+            "count": count,
+            "recovery median s": statistics.median(times) if times else None,
+            "recovery max s": max(times) if times else None,
+        }
+    out["progress reader errors"] = progress.errors
+    return out
 
 
 def _executor_pids() -> list[int]:
