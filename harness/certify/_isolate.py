@@ -151,9 +151,10 @@ def run_order(items: Sequence[Planned], jobs: int, own: Collection[int] = ()) ->
 def _exclusive(item: Planned, own: Collection[int] = ()) -> bool | str:
     """What the check must have to itself (nothing when it is skipped: it runs nothing).
 
-    A check with a broker of its own (its index in ``own``) has what it needs to itself.
+    A check in ``own`` (it has a broker of its own, or will not run: the run does not provide
+    what it needs) needs nothing to itself.
     """
-    if item[0] in own and item[1].exclusive == "kafka":
+    if item[0] in own:
         return False
     return item[1].exclusive if _runs(item) else False
 
@@ -189,8 +190,9 @@ def may_start(
         broker: ``"free"``; ``"pending"`` while a check that stalls the broker has not been
             granted the stall yet (only other such checks may start on Kafka, to share it);
             ``"held"`` while the broker is stopped (no check on Kafka starts).
-        own: the indexes of the checks that have a broker of their own (they need nothing
-            of the shared one, and have theirs to themselves).
+        own: the indexes of the checks that need nothing of the shared broker nor the other
+            checks: those with a broker of their own, and those that will not run (the run
+            does not provide what they need).
     """
     if _exclusive(item, own) is True:
         return not running
@@ -236,8 +238,9 @@ def run_isolated(
         stall: stops (``True``) or continues (``False``) the broker, for the checks that stall
             it; None when it cannot be stalled (those checks then run like any other).
         own: the indexes of the checks that run on a broker of their own (the job tells their
-            child which): they run next to the others, and the shared broker is never stopped
-            or held for them.
+            child which), and of those that will not run (the run does not provide what they
+            need): they run next to the others, and the shared broker is never stopped or held
+            for them.
         after: filled with what each check waited for before it was handed to a child: the
             index of the check whose end (or release of the broker) let it start, or None
             (it started with the run).
@@ -495,7 +498,7 @@ class _Scheduler:
                 return
             child.sent, child.current = None, item
             if not self.started_any:
-                self.cause = item[0]  # the others waited for the first to start
+                self.cause = None  # the others waited for the first to start: the run's start
             child.started_any = self.started_any = True
             child.limit = check_timeout(item[1], self.timeout)
             child.deadline = time.monotonic() + child.limit

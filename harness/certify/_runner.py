@@ -547,6 +547,8 @@ def _run_isolated(
     abandoned: dict[int, str] = {}
 
     own = dict(own or {})
+    # the checks that will not run for what the run lacks (Spark...) wait for nothing
+    inert = frozenset(i for i, c, _, reason in items if reason is None and c.needs - provided)
     begun = time.monotonic() if begun is None else begun
     after: dict[int, int | None] = {}
     ended_at: dict[int, float] = {}
@@ -617,7 +619,7 @@ def _run_isolated(
             after_child=after_child,
             jobs=jobs,
             stall=None if stall is None else lambda stop: stall.pause() if stop else stall.resume(),
-            own=frozenset(own),
+            own=frozenset(own) | inert,
             after=after,
         )
     except ChildFailed as exc:
