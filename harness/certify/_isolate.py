@@ -9,8 +9,10 @@ once the others are done. One marked ``exclusive="kafka"`` (it stalls the shared
 next to the others and has the broker to itself only while it is stopped: the parent grants the
 stall (:mod:`harness.certify._broker_grant`) once the other checks on Kafka have ended, stops
 the broker, and continues it when the checks it granted are done with it; meanwhile, and while
-a stall check has yet to ask, no other check on Kafka starts. A child runs checks until there
-is none left for it; a fresh one starts only after trouble:
+a stall check has yet to ask, no other check on Kafka starts. A check the run gave a broker of
+its own (``own``: on the embedded broker, each ``exclusive="kafka"`` check gets one) needs none
+of this: it runs next to the others and stalls its broker itself. A child runs checks until
+there is none left for it; a fresh one starts only after trouble:
 
 - a check overruns its deadline: the child's threads are dumped (``faulthandler``), its whole
   process group is killed, and the check is an ERROR that says it was abandoned after N s, with

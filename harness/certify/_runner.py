@@ -257,6 +257,7 @@ def certify(
     runtime: str = "embedded",
     seed: int | None = None,
     kafka_config: Mapping[str, str] | None = None,
+    own_brokers: bool = True,
 ) -> CertificationRun:
     """Run the certification suites against ``project`` and return the run.
 
@@ -298,6 +299,11 @@ def certify(
             every client and worker of the run (unprefixed, ``producer.`` and ``consumer.``);
             merged over those of the provider (``embedded-tls`` brings its own). Their secret
             values are redacted from the bundle like connector secrets.
+        own_brokers: with ``isolate``, ``jobs`` above 1 and the embedded broker, each check
+            that needs the broker to itself (``exclusive="kafka"``: ERR-04 and ERR-05 stall
+            it, OFF-13 kills its worker) runs on an embedded broker of its own, next to the
+            other checks. False (and on any other Kafka) they share the run's broker, which
+            the run stops for them once the other checks on Kafka have ended.
 
     Raises:
         ConnectException: Kafka could not be started, or (isolated) the child process that
@@ -363,7 +369,7 @@ def certify(
         stall = broker_stall(provider) if needs_kafka else None
         items = [(i, c, d, reason) for i, (c, d, reason) in enumerate(planned, start=1)]
         own: dict[int, tuple[str, BrokerStall | None]] = {}
-        if isolate and jobs > 1 and kafka == "embedded" and stall is not None:
+        if own_brokers and isolate and jobs > 1 and kafka == "embedded" and stall is not None:
             own = _own_brokers(items, own_brokers)
             if own:
                 run.environment["own brokers"] = (

@@ -68,6 +68,9 @@ def timing(spans: Sequence[Span], total_s: float) -> dict[str, Any]:
         "after_last_check_s": _r(max(total_s - last, 0.0)),
         "checks_busy_s": _r(busy),
         "checks_cpu_s": _r(sum(s.cpu_s for s in spans)),
+        "own_broker": sorted(
+            f"{s.check_id} [{s.subject}]" for s in spans if s.lane == "own broker"
+        ),
         "suites": {
             name: {k: (_r(v) if isinstance(v, float) else v) for k, v in entry.items()}
             for name, entry in suites.items()
