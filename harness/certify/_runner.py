@@ -344,7 +344,7 @@ def certify(
     spark = _SparkForRun(runtime)
     begun = time.monotonic()
     spans: list[Span] = []
-    own_brokers: list[Any] = []
+    extra_brokers: list[Any] = []
     try:
         if listener is not None:
             listener.started(run, len(planned))
@@ -370,7 +370,7 @@ def certify(
         items = [(i, c, d, reason) for i, (c, d, reason) in enumerate(planned, start=1)]
         own: dict[int, tuple[str, BrokerStall | None]] = {}
         if own_brokers and isolate and jobs > 1 and kafka == "embedded" and stall is not None:
-            own = _own_brokers(items, own_brokers)
+            own = _own_brokers(items, extra_brokers)
             if own:
                 run.environment["own brokers"] = (
                     ", ".join(
@@ -449,7 +449,7 @@ def certify(
     finally:
         try:
             spark.stop()
-            for extra in own_brokers:
+            for extra in extra_brokers:
                 extra.stop()
             provider.stop()
         finally:
