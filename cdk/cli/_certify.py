@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import logging
 import shutil
 import signal
@@ -478,6 +479,7 @@ def certify(
                     runtime=runtime,
                     seed=seed,
                     kafka_config=security,
+                    durations=_previous_durations(target),
                 )
         except ConnectException as exc:
             raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
@@ -557,3 +559,20 @@ def _tolerant_output() -> None:
         if callable(reconfigure):
             with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="backslashreplace")
+
+
+def _previous_durations(report_dir: Path) -> dict[tuple[str, str], float]:
+    """How long each check took in the previous bundle of ``report_dir`` (none: empty).
+
+    Only the order in which the checks start depends on it (the longest first); a missing or
+    unreadable ``summary.json`` gives nothing.
+    """
+    try:
+        data = json.loads((report_dir / "summary.json").read_text(encoding="utf-8"))
+        return {
+            (str(c["id"]), str(c["subject"])): float(c["duration_s"])
+            for c in data.get("checks", [])
+            if isinstance(c.get("duration_s"), (int, float))
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}

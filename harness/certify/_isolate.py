@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -120,7 +120,12 @@ def check_timeout(c: Check, override: float | None) -> float:
     return DEFAULT_CHECK_TIMEOUT_S * (3 if "spark" in c.needs else 1)
 
 
-def run_order(items: Sequence[Planned], jobs: int, own: Collection[int] = ()) -> list[Planned]:
+def run_order(
+    items: Sequence[Planned],
+    jobs: int,
+    own: Collection[int] = (),
+    cost: Mapping[int, float] | None = None,
+) -> list[Planned]:
     """The order in which ``jobs`` children take the planned ``items``.
 
     One job runs them in plan order. More jobs start the checks that need the broker to
@@ -129,7 +134,9 @@ def run_order(items: Sequence[Planned], jobs: int, own: Collection[int] = ()) ->
     it, and so that these long checks (or those with a broker of their own, ``own``: the
     indexes of the items) are not the last to end; then the checks on Kafka, the longest
     first: those against sinks (their consumer groups join and rebalance), then those against
-    sources; then the checks that run alone (``exclusive=True``). Each group keeps plan order.
+    sources; then the checks that run alone (``exclusive=True``). Each group keeps plan order,
+    or, with ``cost`` (seconds each check took in an earlier run, by index), starts the longest
+    first, so that no long check starts last while the other jobs have nothing left.
     """
     if jobs <= 1:
         return list(items)
@@ -147,7 +154,8 @@ def run_order(items: Sequence[Planned], jobs: int, own: Collection[int] = ()) ->
             return 1
         return 3 if c.per_project or issubclass(driver, SourceDriver) else 2
 
-    return sorted(items, key=rank)
+    known = cost or {}
+    return sorted(items, key=lambda item: (rank(item), -known.get(item[0], 0.0)))
 
 
 def _exclusive(item: Planned, own: Collection[int] = ()) -> bool | str:
@@ -221,6 +229,7 @@ def run_isolated(
     stall: Callable[[bool], None] | None = None,
     own: Collection[int] = (),
     after: dict[int, int | None] | None = None,
+    cost: Mapping[int, float] | None = None,
 ) -> list[Abandoned]:
     """Run ``items`` in child processes; report each result through ``on_result``.
 
@@ -246,6 +255,7 @@ def run_isolated(
         after: filled with what each check waited for before it was handed to a child: the
             index of the check whose end (or release of the broker) let it start, or None
             (it started with the run).
+        cost: how long each check (by index) took in an earlier run: the longest start first.
 
     Returns:
         What was abandoned, in the order it happened.
@@ -258,7 +268,7 @@ def run_isolated(
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
     scheduler = _Scheduler(
-        run_order(items, jobs, own),
+        run_order(items, jobs, own, cost),
         job,
         base,
         timeout,

@@ -258,6 +258,7 @@ def certify(
     seed: int | None = None,
     kafka_config: Mapping[str, str] | None = None,
     own_brokers: bool = True,
+    durations: Mapping[tuple[str, str], float] | None = None,
 ) -> CertificationRun:
     """Run the certification suites against ``project`` and return the run.
 
@@ -304,6 +305,10 @@ def certify(
             it, OFF-13 kills its worker) runs on an embedded broker of its own, next to the
             other checks. False (and on any other Kafka) they share the run's broker, which
             the run stops for them once the other checks on Kafka have ended.
+        durations: with ``isolate`` and ``jobs`` above 1, how long each check took in an
+            earlier run (seconds, by check id and subject, as ``summary.json`` lists them):
+            the longest start first (``cdk certify`` reads them from the report directory's
+            previous bundle). Which checks run, and how, does not change.
 
     Raises:
         ConnectException: Kafka could not be started, or (isolated) the child process that
@@ -407,6 +412,13 @@ def certify(
                 own=own,
                 begun=begun,
                 spans=spans,
+                cost={
+                    i: durations[(c.id, project_subject(loaded, c, d))]
+                    for i, c, d, _ in items
+                    if (c.id, project_subject(loaded, c, d)) in durations
+                }
+                if durations
+                else None,
             )
         else:
             run.config_docs = _config_docs(loaded)
@@ -510,6 +522,7 @@ def _run_isolated(
     own: Mapping[int, tuple[str, BrokerStall | None]] | None = None,
     begun: float | None = None,
     spans: list[Span] | None = None,
+    cost: Mapping[int, float] | None = None,
 ) -> None:
     """Run ``items`` in child processes (see :mod:`harness.certify._isolate`).
 
@@ -627,6 +640,7 @@ def _run_isolated(
             stall=None if stall is None else lambda stop: stall.pause() if stop else stall.resume(),
             own=frozenset(own) | inert,
             after=after,
+            cost=cost,
         )
     except ChildFailed as exc:
         raise ConnectException(str(exc)) from None
