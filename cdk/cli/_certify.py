@@ -334,8 +334,9 @@ class _CertifyCommand(click.Command):
     show_default=True,
     metavar="N",
     help="Run up to N checks at the same time, each in its own process and context against "
-    "the one Kafka (a check that stalls the broker runs with no other check on Kafka, one "
-    "that measures it alone; both after the others). The results, reports and exit status "
+    "the one Kafka (on the embedded broker a check that stalls the broker gets one of its "
+    "own; a check that measures runs alone, after the others; with a previous bundle in the "
+    "report directory the longest checks start first). The results, reports and exit status "
     "are those of a serial run (--jobs 1).",
 )
 @click.option(
