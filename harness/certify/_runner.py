@@ -412,13 +412,7 @@ def certify(
                 own=own,
                 begun=begun,
                 spans=spans,
-                cost={
-                    i: durations[(c.id, project_subject(loaded, c, d))]
-                    for i, c, d, _ in items
-                    if (c.id, project_subject(loaded, c, d)) in durations
-                }
-                if durations
-                else None,
+                cost=_cost(loaded, items, durations),
             )
         else:
             run.config_docs = _config_docs(loaded)
@@ -473,6 +467,27 @@ def certify(
     if listener is not None:
         listener.finished(run)
     return run
+
+
+def _cost(
+    project: Project,
+    items: Sequence[tuple[int, Check, type[ConnectorDriver], str | None]],
+    durations: Mapping[tuple[str, str], float] | None,
+) -> dict[int, float]:
+    """How long each check (by index) takes: as in an earlier run, else as typically."""
+    from harness.certify._isolate import TYPICAL_COST
+
+    if durations:
+        return {
+            i: durations[(c.id, project_subject(project, c, d))]
+            for i, c, d, _ in items
+            if (c.id, project_subject(project, c, d)) in durations
+        }
+    return {
+        i: TYPICAL_COST[(c.id, "source" if issubclass(d, SourceDriver) else "sink")]
+        for i, c, d, _ in items
+        if (c.id, "source" if issubclass(d, SourceDriver) else "sink") in TYPICAL_COST
+    }
 
 
 def _own_brokers(
@@ -655,7 +670,7 @@ def _run_isolated(
                         "own broker"
                         if index in own
                         else "alone"
-                        if c.exclusive is True and jobs > 1
+                        if c.exclusive is True and jobs > 1 and index not in inert
                         else "shared"
                     )
                     spans.append(

@@ -283,6 +283,14 @@ def test_the_durations_of_an_earlier_run_start_the_longest_first_within_each_gro
     assert ordered_sinks[2:] == [i for i in sinks if i not in (sinks[-1], sinks[0])]
     assert sorted(order, key=lambda i: i[0]) == items  # every check, once
     assert run_order(items, 1, cost=cost) == items  # one job: plan order whatever the cost
+    # on Kafka, a long source check starts before the shorter sink checks
+    sources = [item[0] for item in plain if kinds[item[0]] == "source"]
+    order = run_order(items, 4, cost={**cost, sources[-1]: 10.0})
+    on_kafka = [item[0] for item in order if kinds[item[0]] in ("sink", "source")]
+    assert on_kafka[:3] == [sinks[-1], sources[-1], sinks[0]], on_kafka
+    assert [kinds[i] for i in on_kafka[3:]] == sorted(
+        (kinds[i] for i in on_kafka[3:]), key=("sink", "source").index
+    )
 
 
 def test_a_check_with_a_broker_of_its_own_needs_nothing_of_the_shared_one() -> None:
