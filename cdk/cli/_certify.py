@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import logging
 import shutil
 import signal
@@ -333,8 +334,9 @@ class _CertifyCommand(click.Command):
     show_default=True,
     metavar="N",
     help="Run up to N checks at the same time, each in its own process and context against "
-    "the one Kafka (a check that stalls the broker runs with no other check on Kafka, one "
-    "that measures it alone; both after the others). The results, reports and exit status "
+    "the one Kafka (on the embedded broker a check that stalls the broker gets one of its "
+    "own; a check that measures runs alone, after the others; with a previous bundle in the "
+    "report directory the longest checks start first). The results, reports and exit status "
     "are those of a serial run (--jobs 1).",
 )
 @click.option(
@@ -478,6 +480,7 @@ def certify(
                     runtime=runtime,
                     seed=seed,
                     kafka_config=security,
+                    durations=_previous_durations(target),
                 )
         except ConnectException as exc:
             raise _CannotRun(f"The run could not start (--kafka {kafka}): {exc}") from None
@@ -557,3 +560,20 @@ def _tolerant_output() -> None:
         if callable(reconfigure):
             with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="backslashreplace")
+
+
+def _previous_durations(report_dir: Path) -> dict[tuple[str, str], float]:
+    """How long each check took in the previous bundle of ``report_dir`` (none: empty).
+
+    Only the order in which the checks start depends on it (the longest first); a missing or
+    unreadable ``summary.json`` gives nothing.
+    """
+    try:
+        data = json.loads((report_dir / "summary.json").read_text(encoding="utf-8"))
+        return {
+            (str(c["id"]), str(c["subject"])): float(c["duration_s"])
+            for c in data.get("checks", [])
+            if isinstance(c.get("duration_s"), (int, float))
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}

@@ -273,6 +273,8 @@ class CheckResult:
     actual: str | None = None
     details: str | None = None
     duration_s: float = 0.0
+    #: The CPU time of the check's process (and of the processes it waited for) while it ran.
+    cpu_s: float = 0.0
     metrics: list[Metric] = field(default_factory=list)
     series: list[Series] = field(default_factory=list)
     waiver: str | None = None  # the project's written reason to accept it unverified

@@ -17,7 +17,9 @@ on its own pipe (file descriptor given on the command line) with one frame per e
 - ``("broker", "want", index)`` when a check that stalls the broker (``exclusive="kafka"``)
   needs it stopped: the check then waits for ``("broker", "granted")`` on standard input, sent
   once the parent has stopped the broker; ``("broker", "released", index)`` when it is done
-  with it (:mod:`harness.certify._broker_grant`);
+  with it (:mod:`harness.certify._broker_grant`). A check the job gives a broker of its own
+  (``own_brokers``: its index, then the broker's bootstrap servers and stall) runs on it and
+  stalls it itself;
 - ``("retire", reason)`` when the child must not run another check (a check left non-daemon
   threads running); the parent starts a fresh child for the rest;
 - ``("done",)`` when the parent closed the pipe (every check it was given ended).
@@ -180,15 +182,19 @@ def _run_job(job: dict[str, Any], send: Callable[[Any], None], receive: Callable
         send(("started", index))
         before = set(threading.enumerate())
         broker = job.get("broker")
+        bootstrap = job["bootstrap"]
         granted = None
-        if broker is not None and c.exclusive == "kafka":
+        own = job.get("own_brokers", {}).get(index)
+        if own is not None:  # a broker of its own: it stalls it itself, nothing to ask
+            bootstrap, broker = own
+        elif broker is not None and c.exclusive == "kafka":
             broker = granted = GrantedStall(index, send, receive)  # the parent stalls it
         result = _run_one(
             c,
             driver,
             reason,
             project,
-            job["bootstrap"],
+            bootstrap,
             job["kafka"],
             job["provided"],
             Path(job["workdir"]) / f"{index:03d}",

@@ -9,8 +9,10 @@ once the others are done. One marked ``exclusive="kafka"`` (it stalls the shared
 next to the others and has the broker to itself only while it is stopped: the parent grants the
 stall (:mod:`harness.certify._broker_grant`) once the other checks on Kafka have ended, stops
 the broker, and continues it when the checks it granted are done with it; meanwhile, and while
-a stall check has yet to ask, no other check on Kafka starts. A child runs checks until there
-is none left for it; a fresh one starts only after trouble:
+a stall check has yet to ask, no other check on Kafka starts. A check the run gave a broker of
+its own (``own``: on the embedded broker, each ``exclusive="kafka"`` check gets one) needs none
+of this: it runs next to the others and stalls its broker itself. A child runs checks until
+there is none left for it; a fresh one starts only after trouble:
 
 - a check overruns its deadline: the child's threads are dumped (``faulthandler``), its whole
   process group is killed, and the check is an ERROR that says it was abandoned after N s, with
@@ -36,7 +38,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -54,6 +56,7 @@ __all__ = [
     "ChildFailed",
     "check_timeout",
     "may_start",
+    "TYPICAL_COST",
     "run_isolated",
     "run_order",
 ]
@@ -118,20 +121,33 @@ def check_timeout(c: Check, override: float | None) -> float:
     return DEFAULT_CHECK_TIMEOUT_S * (3 if "spark" in c.needs else 1)
 
 
-def run_order(items: Sequence[Planned], jobs: int) -> list[Planned]:
+def run_order(
+    items: Sequence[Planned],
+    jobs: int,
+    own: Collection[int] = (),
+    cost: Mapping[int, float] | None = None,
+) -> list[Planned]:
     """The order in which ``jobs`` children take the planned ``items``.
 
-    One job runs them in plan order. More jobs start the checks that stall the broker
-    (``exclusive="kafka"``) first, with the checks that need no Kafka, so that the broker is
-    stopped early, while little else needs it; then the checks on Kafka, the longest first:
-    those against sinks (their consumer groups join and rebalance), then those against
+    One job runs them in plan order. More jobs start the checks that need the broker to
+    themselves (``exclusive="kafka"``: they stall it, or kill their worker) first, with the
+    checks that need no Kafka, so that the broker is stopped early, while little else needs
+    it, and so that these long checks (or those with a broker of their own, ``own``: the
+    indexes of the items) are not the last to end; then the checks on Kafka, the longest
+    first: those against sinks (their consumer groups join and rebalance), then those against
     sources; then the checks that run alone (``exclusive=True``). Each group keeps plan order.
+    With ``cost`` (how long each check takes, by index: the seconds of an earlier run, or
+    :data:`TYPICAL_COST`), the checks on Kafka, sinks and sources together, start the longest
+    first (sinks before sources when as long), and so does each other group, so that no long
+    check starts last while the other jobs have nothing left.
     """
     if jobs <= 1:
         return list(items)
 
     def rank(item: Planned) -> int:
         _, c, driver, _ = item
+        if item[0] in own and _runs(item):
+            return 0
         exclusive = _exclusive(item)
         if exclusive is True:
             return 4
@@ -141,16 +157,64 @@ def run_order(items: Sequence[Planned], jobs: int) -> list[Planned]:
             return 1
         return 3 if c.per_project or issubclass(driver, SourceDriver) else 2
 
-    return sorted(items, key=rank)
+    if not cost:
+        return sorted(items, key=rank)
+    known = cost
+
+    def by_cost(item: Planned) -> tuple[int, float, int]:
+        group = rank(item)
+        return (min(group, 2) if group in (2, 3) else group, -known.get(item[0], 0.0), group)
+
+    return sorted(items, key=by_cost)
 
 
-def _exclusive(item: Planned) -> bool | str:
-    """What the check must have to itself (nothing when it is skipped: it runs nothing)."""
+#: How long the checks that take longest typically take, relative to the others (per cent of
+#: a run's time; measured on the SQL reference and the ``cdk new`` project): the order of a
+#: run with several jobs when no earlier run says better (those not named count as short).
+TYPICAL_COST: dict[tuple[str, str], float] = {
+    ("ERR-05", "sink"): 8.0,
+    ("OFF-13", "source"): 7.7,
+    ("ERR-04", "source"): 6.1,
+    ("OFF-07", "sink"): 4.7,
+    ("PKG-01", "source"): 4.4,
+    ("PKG-02", "source"): 4.4,
+    ("CFG-04", "source"): 3.9,
+    ("OFF-02", "source"): 3.9,
+    ("CFG-08", "sink"): 3.6,
+    ("SCH-09", "sink"): 3.3,
+    ("CFG-04", "sink"): 3.1,
+    ("RBL-04", "sink"): 2.8,
+    ("RBL-01", "sink"): 2.8,
+    ("RBL-02", "sink"): 2.7,
+    ("SCH-09", "source"): 2.6,
+    ("OFF-06", "sink"): 1.9,
+    ("OFF-05", "sink"): 1.6,
+    ("OFF-08", "sink"): 1.5,
+    ("RST-04", "sink"): 1.5,
+    ("RST-03", "sink"): 1.4,
+    ("RST-02", "sink"): 1.4,
+}
+
+
+def _exclusive(item: Planned, own: Collection[int] = ()) -> bool | str:
+    """What the check must have to itself (nothing when it is skipped: it runs nothing).
+
+    A check in ``own`` (it has a broker of its own, or will not run: the run does not provide
+    what it needs) needs nothing to itself.
+    """
+    if item[0] in own:
+        return False
     return item[1].exclusive if _runs(item) else False
 
 
-def _uses_kafka(item: Planned) -> bool:
-    return _runs(item) and "kafka" in item[1].needs
+def _uses_kafka(item: Planned, own: Collection[int] = ()) -> bool:
+    """Whether the check uses the run's shared broker (not one of its own)."""
+    return _runs(item) and "kafka" in item[1].needs and item[0] not in own
+
+
+def runs(item: Planned) -> bool:
+    """Whether the planned check runs (see :func:`_runs`)."""
+    return _runs(item)
 
 
 def _runs(item: Planned) -> bool:
@@ -163,7 +227,9 @@ def _runs(item: Planned) -> bool:
     return str(getattr(driver, "source_kind", "replayable")) == c.source_kind
 
 
-def may_start(item: Planned, running: Sequence[Planned], broker: str = "free") -> bool:
+def may_start(
+    item: Planned, running: Sequence[Planned], broker: str = "free", own: Collection[int] = ()
+) -> bool:
     """Whether ``item`` may start while the checks ``running`` run.
 
     Args:
@@ -172,14 +238,17 @@ def may_start(item: Planned, running: Sequence[Planned], broker: str = "free") -
         broker: ``"free"``; ``"pending"`` while a check that stalls the broker has not been
             granted the stall yet (only other such checks may start on Kafka, to share it);
             ``"held"`` while the broker is stopped (no check on Kafka starts).
+        own: the indexes of the checks that need nothing of the shared broker nor the other
+            checks: those with a broker of their own, and those that will not run (the run
+            does not provide what they need).
     """
-    if _exclusive(item) is True:
+    if _exclusive(item, own) is True:
         return not running
-    if any(_exclusive(r) is True for r in running):
+    if any(_exclusive(r, own) is True for r in running):
         return False
-    if not _uses_kafka(item) or broker == "free":
+    if not _uses_kafka(item, own) or broker == "free":
         return True
-    return broker == "pending" and _exclusive(item) == "kafka"
+    return broker == "pending" and _exclusive(item, own) == "kafka"
 
 
 def run_isolated(
@@ -196,6 +265,9 @@ def run_isolated(
     after_child: Callable[[], None],
     jobs: int = 1,
     stall: Callable[[bool], None] | None = None,
+    own: Collection[int] = (),
+    after: dict[int, int | None] | None = None,
+    cost: Mapping[int, float] | None = None,
 ) -> list[Abandoned]:
     """Run ``items`` in child processes; report each result through ``on_result``.
 
@@ -214,6 +286,14 @@ def run_isolated(
         jobs: how many checks run at the same time (each in its own child).
         stall: stops (``True``) or continues (``False``) the broker, for the checks that stall
             it; None when it cannot be stalled (those checks then run like any other).
+        own: the indexes of the checks that run on a broker of their own (the job tells their
+            child which), and of those that will not run (the run does not provide what they
+            need): they run next to the others, and the shared broker is never stopped or held
+            for them.
+        after: filled with what each check waited for before it was handed to a child: the
+            index of the check whose end (or release of the broker) let it start, or None
+            (it started with the run).
+        cost: how long each check (by index) took in an earlier run: the longest start first.
 
     Returns:
         What was abandoned, in the order it happened.
@@ -226,7 +306,7 @@ def run_isolated(
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
     scheduler = _Scheduler(
-        run_order(items, jobs),
+        run_order(items, jobs, own, cost),
         job,
         base,
         timeout,
@@ -238,6 +318,8 @@ def run_isolated(
         on_config_docs,
         after_child,
         stall,
+        frozenset(own),
+        after if after is not None else {},
     )
     return scheduler.run()
 
@@ -259,8 +341,14 @@ class _Scheduler:
         on_config_docs: Callable[[dict[str, dict[str, str]]], None],
         after_child: Callable[[], None],
         stall: Callable[[bool], None] | None = None,
+        own: frozenset[int] = frozenset(),
+        after: dict[int, int | None] | None = None,
     ) -> None:
         self.waiting: deque[Planned] = deque(order)
+        self.own = own
+        self.after: dict[int, int | None] = {} if after is None else after
+        #: The check whose end (or first start, or release of the broker) was handled last.
+        self.cause: int | None = None
         self.stall = stall
         self.job = job
         self.base = base
@@ -310,7 +398,7 @@ class _Scheduler:
     def _running_exclusive(self, besides: _Child | None = None) -> bool:
         """Whether another child runs a check alone or holds the stopped broker."""
         return any(
-            c.stall == "holding" or (c.busy is not None and _exclusive(c.busy) is True)
+            c.stall == "holding" or (c.busy is not None and _exclusive(c.busy, self.own) is True)
             for c in self.children.values()
             if c is not besides
         )
@@ -335,7 +423,7 @@ class _Scheduler:
             return
         for c in children:
             busy = c.busy
-            if busy is not None and _uses_kafka(busy) and c.stall != "wanting":
+            if busy is not None and _uses_kafka(busy, self.own) and c.stall != "wanting":
                 return  # still running on Kafka (a stall check not ready yet, or another)
         self.stall(True)
         for c in wanting:
@@ -358,7 +446,7 @@ class _Scheduler:
             if len(running) >= self.jobs:
                 break
             broker = self._broker()
-            item = next((i for i in self.waiting if may_start(i, running, broker)), None)
+            item = next((i for i in self.waiting if may_start(i, running, broker, self.own)), None)
             if item is None:
                 break
             if running and not self.started_any:
@@ -377,7 +465,7 @@ class _Scheduler:
         # only exclusive checks wait: they run one at a time)
         if not self.waiting:
             keep = 0
-        elif all(_exclusive(i) is True for i in self.waiting):
+        elif all(_exclusive(i, self.own) is True for i in self.waiting):
             keep = 1
         else:
             return
@@ -391,6 +479,7 @@ class _Scheduler:
                 surplus -= 1
 
     def _send(self, child: _Child, item: Planned) -> None:
+        self.after[item[0]] = self.cause
         child.sent = item
         child.deadline = time.monotonic() + self._patience(child)
         with contextlib.suppress(OSError):  # the child died: its reader reports it
@@ -458,10 +547,16 @@ class _Scheduler:
                 self._died(child, f"started check #{message[1]}, which it was not given")
                 return
             child.sent, child.current = None, item
+            if not self.started_any:
+                self.cause = None  # the others waited for the first to start: the run's start
             child.started_any = self.started_any = True
             child.limit = check_timeout(item[1], self.timeout)
             child.deadline = time.monotonic() + child.limit
-            if self.stall is not None and _exclusive(item) == "kafka" and _uses_kafka(item):
+            if (
+                self.stall is not None
+                and _exclusive(item, self.own) == "kafka"
+                and _uses_kafka(item, self.own)
+            ):
                 child.stall = "before"  # it will ask for the broker
             self.on_started(item)
         elif kind == "result":
@@ -471,6 +566,7 @@ class _Scheduler:
                 self._died(child, f"sent the result of check #{index}, which it did not start")
                 return
             child.current, child.deadline = None, None
+            self.cause = index
             self._released(child)
             result = self.make_result(item, {**fields, "_secrets": secrets})
             self.on_result(item, result, leaked)
@@ -478,6 +574,8 @@ class _Scheduler:
             if message[1] == "want" and child.stall in ("before", "wanting"):
                 child.stall = "wanting"
             elif message[1] == "released":
+                if child.current is not None:
+                    self.cause = child.current[0]
                 self._released(child)
             else:
                 self._died(child, f"sent {message!r} while its broker stall was {child.stall}")
@@ -554,6 +652,7 @@ class _Scheduler:
         self, child: _Child, item: Planned, why: str, message: str, details: str | None
     ) -> None:
         result = self.error_result(item, message, details)
+        self.cause = item[0]
         child.current = None
         self._released(child)
         self._requeue(child)

@@ -34,6 +34,7 @@ from harness.certify._report_common import (
     verdict_reason,
 )
 from harness.certify._runner import CertificationRun
+from harness.certify._timing import describe
 
 __all__ = ["TerminalProgress"]
 
@@ -212,6 +213,9 @@ class TerminalProgress:
 
         rule = "  " + "-" * (sum(widths) + 2 * (len(widths) - 1)) + "\n"
         found = verdict(run)
+        where = describe(run.timing)
+        if where:
+            self._write("\n" + "".join(f"{clean(line)}\n" for line in where))
         abandoned = run.abandoned
         if abandoned:
             self._write(

@@ -41,6 +41,7 @@ def summary(run: CertificationRun) -> dict[str, Any]:
         "started": run.started_at.isoformat(),
         "finished": finished.isoformat() if finished is not None else None,
         "duration_s": round(run.duration_s, 3),
+        "timing": run.timing,
         "checks": [_finite(r.to_json()) for r in run.results],
     }
 

@@ -37,6 +37,7 @@ from harness.certify._discovery import all_checks
 from harness.certify._evidence import SECRET_NAME, redact_value
 from harness.certify._project import Project
 from harness.certify._report_config import config_reference_html
+from harness.certify._timing import Span, timing
 
 if TYPE_CHECKING:
     from harness.providers.kafka import BrokerStall, Stall
@@ -94,6 +95,9 @@ class CertificationRun:
     #: and the submission checklist (both JSON-ready).
     provenance: dict[str, Any] = field(default_factory=dict)
     submission: dict[str, Any] = field(default_factory=dict)
+    #: Where the run's time went (per suite, the critical path): see
+    #: :func:`harness.certify._timing.timing`; ``summary.json`` keeps it under ``timing``.
+    timing: dict[str, Any] = field(default_factory=dict)
 
     def count(self, outcome: Outcome) -> int:
         """How many results ended with ``outcome``."""
@@ -253,6 +257,8 @@ def certify(
     runtime: str = "embedded",
     seed: int | None = None,
     kafka_config: Mapping[str, str] | None = None,
+    own_brokers: bool = True,
+    durations: Mapping[tuple[str, str], float] | None = None,
 ) -> CertificationRun:
     """Run the certification suites against ``project`` and return the run.
 
@@ -294,6 +300,15 @@ def certify(
             every client and worker of the run (unprefixed, ``producer.`` and ``consumer.``);
             merged over those of the provider (``embedded-tls`` brings its own). Their secret
             values are redacted from the bundle like connector secrets.
+        own_brokers: with ``isolate``, ``jobs`` above 1 and the embedded broker, each check
+            that needs the broker to itself (``exclusive="kafka"``: ERR-04 and ERR-05 stall
+            it, OFF-13 kills its worker) runs on an embedded broker of its own, next to the
+            other checks. False (and on any other Kafka) they share the run's broker, which
+            the run stops for them once the other checks on Kafka have ended.
+        durations: with ``isolate`` and ``jobs`` above 1, how long each check took in an
+            earlier run (seconds, by check id and subject, as ``summary.json`` lists them):
+            the longest start first (``cdk certify`` reads them from the report directory's
+            previous bundle). Which checks run, and how, does not change.
 
     Raises:
         ConnectException: Kafka could not be started, or (isolated) the child process that
@@ -332,6 +347,9 @@ def certify(
     external = bool(given) and _kafka_kind(kafka) == "external"
     provider = kafka_provider(kafka, **({"client_config": given} if external else {}))
     spark = _SparkForRun(runtime)
+    begun = time.monotonic()
+    spans: list[Span] = []
+    extra_brokers: list[Any] = []
     try:
         if listener is not None:
             listener.started(run, len(planned))
@@ -355,6 +373,18 @@ def certify(
             run.environment["spark"] = spark.describe()
         stall = broker_stall(provider) if needs_kafka else None
         items = [(i, c, d, reason) for i, (c, d, reason) in enumerate(planned, start=1)]
+        own: dict[int, tuple[str, BrokerStall | None]] = {}
+        if own_brokers and isolate and jobs > 1 and kafka == "embedded" and stall is not None:
+            own = _own_brokers(items, extra_brokers)
+            if own:
+                run.environment["own brokers"] = (
+                    ", ".join(
+                        f"{c.id} [{project_subject(loaded, c, d)}]"
+                        for i, c, d, _ in items
+                        if i in own
+                    )
+                    + ": each on an embedded broker of its own, next to the other checks"
+                )
         if isolate:
             run.environment["isolation"] = (
                 "each check's connector code in a child process"
@@ -379,12 +409,18 @@ def certify(
                 log_level,
                 jobs,
                 spark.directory,
+                own=own,
+                begun=begun,
+                spans=spans,
+                cost=_cost(loaded, items, durations),
             )
         else:
             run.config_docs = _config_docs(loaded)
+            previous: int | None = None
             for index, c, driver, reason in items:
                 if listener is not None:
                     listener.check_started(c, project_subject(loaded, c, driver))
+                started = time.monotonic() - begun
                 result = _run_one(
                     c,
                     driver,
@@ -401,20 +437,86 @@ def certify(
                     kafka_config=security,
                 )
                 run.results.append(result)
+                if reason is None:
+                    spans.append(
+                        Span(
+                            index,
+                            c.id,
+                            result.subject,
+                            started,
+                            time.monotonic() - begun,
+                            result.cpu_s,
+                            previous,
+                        )
+                    )
+                    previous = index
                 if listener is not None:
                     listener.check_finished(result)
     finally:
         try:
             spark.stop()
+            for extra in extra_brokers:
+                extra.stop()
             provider.stop()
         finally:
             root.setLevel(old_level)
             if own_dir:
                 shutil.rmtree(base, ignore_errors=True)
     run.finished_at = dt.datetime.now(dt.timezone.utc)
+    run.timing = timing(spans, time.monotonic() - begun)
     if listener is not None:
         listener.finished(run)
     return run
+
+
+def _cost(
+    project: Project,
+    items: Sequence[tuple[int, Check, type[ConnectorDriver], str | None]],
+    durations: Mapping[tuple[str, str], float] | None,
+) -> dict[int, float]:
+    """How long each check (by index) takes: as in an earlier run, else as typically."""
+    from harness.certify._isolate import TYPICAL_COST
+
+    if durations:
+        return {
+            i: durations[(c.id, project_subject(project, c, d))]
+            for i, c, d, _ in items
+            if (c.id, project_subject(project, c, d)) in durations
+        }
+    return {
+        i: TYPICAL_COST[(c.id, "source" if issubclass(d, SourceDriver) else "sink")]
+        for i, c, d, _ in items
+        if (c.id, "source" if issubclass(d, SourceDriver) else "sink") in TYPICAL_COST
+    }
+
+
+def _own_brokers(
+    items: Sequence[tuple[int, Check, type[ConnectorDriver], str | None]], started: list[Any]
+) -> dict[int, tuple[str, BrokerStall | None]]:
+    """Start an embedded broker for each check that needs the broker to itself, and say which.
+
+    A check marked ``exclusive="kafka"`` (it stalls the broker, or kills the worker it runs)
+    gets a broker of its own (about 0.2 s to start), so it runs next to every other check
+    instead of holding back those on the shared broker. Each broker started is appended to
+    ``started`` (the caller stops them).
+
+    Returns:
+        The index of each such check, with its broker's bootstrap servers and stall.
+    """
+    from cdk.kafka import EmbeddedKafka
+    from harness.certify._isolate import runs
+    from harness.providers.kafka import broker_stall
+
+    own: dict[int, tuple[str, BrokerStall | None]] = {}
+    for item in items:
+        index, c, _, _ = item
+        if c.exclusive != "kafka" or "kafka" not in c.needs or not runs(item):
+            continue
+        broker = EmbeddedKafka()
+        started.append(broker)
+        broker.start()
+        own[index] = (broker.bootstrap_servers, broker_stall(broker))
+    return own
 
 
 def _run_isolated(
@@ -431,12 +533,19 @@ def _run_isolated(
     log_level: str | None,
     jobs: int,
     spark_dir: str | None = None,
+    *,
+    own: Mapping[int, tuple[str, BrokerStall | None]] | None = None,
+    begun: float | None = None,
+    spans: list[Span] | None = None,
+    cost: Mapping[int, float] | None = None,
 ) -> None:
     """Run ``items`` in child processes (see :mod:`harness.certify._isolate`).
 
     The listener hears of each check as it starts and ends; ``run.results`` and
     ``run.abandoned`` are in plan order (by index) once every check ended, each result redacted
-    with every secret any check registered.
+    with every secret any check registered. The checks in ``own`` run on a broker of their
+    own (index: bootstrap servers and stall). Each check that ran is appended to ``spans``
+    (its start and end in seconds from ``begun``).
     """
     from cdk.errors import ConnectException
     from harness.certify._isolate import ChildFailed, run_isolated
@@ -471,6 +580,13 @@ def _run_isolated(
     results: dict[int, CheckResult] = {}
     abandoned: dict[int, str] = {}
 
+    own = dict(own or {})
+    # the checks that will not run for what the run lacks (Spark...) wait for nothing
+    inert = frozenset(i for i, c, _, reason in items if reason is None and c.needs - provided)
+    begun = time.monotonic() if begun is None else begun
+    after: dict[int, int | None] = {}
+    ended_at: dict[int, float] = {}
+
     def on_started(item: tuple[int, Check, type[ConnectorDriver], str | None]) -> None:
         started_at[item[0]] = time.monotonic()
         if listener is not None:
@@ -497,6 +613,7 @@ def _run_isolated(
             )
             redact(result, run.secrets)
         results[item[0]] = result
+        ended_at[item[0]] = time.monotonic()
         if listener is not None:
             listener.check_finished(result)
 
@@ -506,6 +623,9 @@ def _run_isolated(
     def after_child() -> None:
         if stall is not None:
             stall.resume()  # a child killed in the middle of a stall leaves the broker stopped
+        for _, own_stall in own.values():
+            if own_stall is not None:
+                own_stall.resume()  # harmless when not stopped
 
     job = {
         "project": project,
@@ -517,6 +637,7 @@ def _run_isolated(
         "broker": stall,
         "spark_dir": spark_dir,
         "seed": run.seed,
+        "own_brokers": own,
     }
     try:
         run_isolated(
@@ -532,12 +653,38 @@ def _run_isolated(
             after_child=after_child,
             jobs=jobs,
             stall=None if stall is None else lambda stop: stall.pause() if stop else stall.resume(),
+            own=frozenset(own) | inert,
+            after=after,
+            cost=cost,
         )
     except ChildFailed as exc:
         raise ConnectException(str(exc)) from None
     finally:
         run.results = [results[i] for i in sorted(results)]
         run.abandoned = [abandoned[i] for i in sorted(abandoned)]
+        if spans is not None:
+            for item in items:
+                index, c, _, reason = item
+                if reason is None and index in started_at and index in results:
+                    lane = (
+                        "own broker"
+                        if index in own
+                        else "alone"
+                        if c.exclusive is True and jobs > 1 and index not in inert
+                        else "shared"
+                    )
+                    spans.append(
+                        Span(
+                            index,
+                            c.id,
+                            results[index].subject,
+                            started_at[index] - begun,
+                            ended_at.get(index, time.monotonic()) - begun,
+                            results[index].cpu_s,
+                            after.get(index),
+                            lane,
+                        )
+                    )
         for result in run.results:  # a secret may have been registered by a later check
             redact(result, run.secrets)
 
@@ -601,7 +748,7 @@ def _run_one(
     )
     handler = _ListHandler(ctx.log_lines)
     logging.getLogger().addHandler(handler)
-    start = time.monotonic()
+    start, cpu = time.monotonic(), _cpu_s()
     try:
         c.run(ctx)
         result.outcome = Outcome.PASSED
@@ -625,6 +772,7 @@ def _run_one(
         finally:
             logging.getLogger().removeHandler(handler)
             result.duration_s = time.monotonic() - start
+            result.cpu_s = _cpu_s() - cpu
     result.metrics = ctx.metrics
     result.series = ctx.series
     if result.outcome is Outcome.PASSED and ctx.notes:
@@ -642,6 +790,12 @@ def _run_one(
     run.secrets |= ctx.secrets
     redact(result, run.secrets)
     return result
+
+
+def _cpu_s() -> float:
+    """The CPU time of this process and of the processes it waited for, in seconds."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def project_subject(project: Project, c: Check, driver: type[ConnectorDriver]) -> str:

@@ -269,6 +269,70 @@ def test_one_job_keeps_the_plan_order_and_more_start_the_longest_first() -> None
     assert sinks == sorted(sinks)
 
 
+def test_the_durations_of_an_earlier_run_start_the_longest_first_within_each_group() -> None:
+    items = _items([SqliteSourceDriver, SqliteSinkDriver])
+    plain = run_order(items, 4)
+    kinds = {item[0]: _kind(item) for item in items}
+    sinks = [item[0] for item in plain if kinds[item[0]] == "sink"]
+    # the last sink check in plan order took longest before, then the first: they start first
+    cost = {sinks[-1]: 20.0, sinks[0]: 9.0, sinks[1]: 0.5}
+    order = run_order(items, 4, cost=cost)
+    assert [kinds[i[0]] for i in order] == [kinds[i[0]] for i in plain]
+    ordered_sinks = [item[0] for item in order if kinds[item[0]] == "sink"]
+    assert ordered_sinks[:2] == [sinks[-1], sinks[0]], ordered_sinks
+    assert ordered_sinks[2:] == [i for i in sinks if i not in (sinks[-1], sinks[0])]
+    assert sorted(order, key=lambda i: i[0]) == items  # every check, once
+    assert run_order(items, 1, cost=cost) == items  # one job: plan order whatever the cost
+    # on Kafka, a long source check starts before the shorter sink checks
+    sources = [item[0] for item in plain if kinds[item[0]] == "source"]
+    order = run_order(items, 4, cost={**cost, sources[-1]: 10.0})
+    on_kafka = [item[0] for item in order if kinds[item[0]] in ("sink", "source")]
+    assert on_kafka[:3] == [sinks[-1], sources[-1], sinks[0]], on_kafka
+    assert [kinds[i] for i in on_kafka[3:]] == sorted(
+        (kinds[i] for i in on_kafka[3:]), key=("sink", "source").index
+    )
+
+
+def test_a_check_with_a_broker_of_its_own_needs_nothing_of_the_shared_one() -> None:
+    by_key = {(c.id, d): (i, c, d, r) for i, c, d, r in _items([SqliteSourceDriver])}
+    stall = by_key[("ERR-04", SqliteSourceDriver)]
+    on_kafka = by_key[("OFF-01", SqliteSourceDriver)]
+    own = {stall[0]}
+    # while the shared broker is stopped or pending, a check with its own broker may start,
+    # and does not hold back the others
+    assert may_start(stall, [on_kafka], "held", own)
+    assert may_start(on_kafka, [stall], "free", own)
+    assert not may_start(on_kafka, [stall], "held", own)  # the shared one is stopped
+    # it starts first (it is long), before the checks that need no Kafka
+    order = run_order(list(by_key.values()), 4, own)
+    assert [(i[1].id, i[0] in own) for i in order[:2]] == [("OFF-13", False), ("ERR-04", True)]
+
+
+def test_the_critical_path_follows_what_each_check_waited_for() -> None:
+    from harness.certify._timing import Span, describe, timing
+
+    spans = [
+        Span(1, "CFG-01", "D", 2.0, 3.0, 0.5, None),
+        Span(2, "OFF-02", "D", 2.0, 20.0, 2.0, None),
+        Span(3, "SCH-01", "D", 3.1, 9.0, 0.2, 1),
+        Span(4, "PRF-01", "D", 20.2, 30.0, 1.0, 2, "alone"),
+        Span(5, "ERR-04", "D", 2.0, 25.0, 1.0, None, "own broker"),
+    ]
+    data = timing(spans, 31.0)
+    path = [(s["check"], s["waited_s"]) for s in data["critical_path"]]
+    assert path == [("OFF-02", 2.0), ("PRF-01", 0.2)], data
+    assert data["before_first_check_s"] == 2.0
+    assert data["after_last_check_s"] == 1.0
+    assert data["own_broker"] == ["ERR-04 [D]"]
+    assert data["suites"]["OFF"]["wall_s"] == 18.0
+    assert data["suites"]["CFG"]["cpu_s"] == 0.5
+    assert data["checks_busy_s"] == round(1.0 + 18.0 + 5.9 + 9.8 + 23.0, 2)
+    text = "\n".join(describe(data))
+    for part in ("Critical path", "PRF-01 [D]", "alone", "after 0.2 s waiting"):
+        assert part in text, text
+    assert describe({}) == []
+
+
 def test_what_may_start_next_to_what_runs() -> None:
     by_key = {(c.id, d): (i, c, d, r) for i, c, d, r in _items([SqliteSourceDriver])}
     stall = by_key[("ERR-04", SqliteSourceDriver)]

@@ -143,10 +143,12 @@ def test_with_jobs_the_stall_checks_hold_the_broker_only_while_it_is_stopped(
         listener=timeline,
         isolate=True,
         jobs=3,
+        own_brokers=False,  # they share the run's broker (as on testcontainers)
     )
     assert {(r.id, r.outcome) for r in run.results} == {
         (r.id, Outcome.PASSED) for r in run.results
     }, _support.describe(run)
+    assert "own brokers" not in run.environment, run.environment
     stops = [t for t, what, _, _ in timeline.events if what == "stopped"]
     assert len(stops) == 1, timeline.events  # one stall for both: they asked together
     stopped = stops[0]
@@ -169,3 +171,60 @@ def test_with_jobs_the_stall_checks_hold_the_broker_only_while_it_is_stopped(
 
 
 _STALLS = [("ERR-04", FileStreamSourceDriver), ("ERR-05", FileStreamSinkDriver)]
+
+
+def test_with_jobs_on_the_embedded_broker_each_stall_check_stalls_a_broker_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cdk certify --jobs`` on the embedded broker: ERR-04 and ERR-05 each get an embedded
+    broker of their own and stall it from their child process; the run's broker is never
+    stopped (the parent stalls nothing), so the other checks on Kafka run next to them
+    throughout; the stalls still happen (10 s each) and the checks still pass."""
+    timeline = _Timeline()
+    for name, what in (("pause", "stopped"), ("resume", "continued")):
+        original = getattr(BrokerStall, name)
+
+        def recorded(self: BrokerStall, original: Any = original, what: str = what) -> None:
+            timeline.mark(what)  # only in the parent: a child's calls are not seen here
+            original(self)
+
+        monkeypatch.setattr(BrokerStall, name, recorded)
+    project = _support.project_for(tmp_path, FileStreamSourceDriver, FileStreamSinkDriver)
+    others = ["SCH-01", "SCH-02", "RST-01", "OFF-04", "RST-05"]
+    run = certify(
+        project,
+        kafka="embedded",
+        only=[*STALL_IDS, *others],
+        workdir=tmp_path / "run",
+        listener=timeline,
+        isolate=True,
+        jobs=3,
+    )
+    assert {(r.id, r.outcome) for r in run.results} == {
+        (r.id, Outcome.PASSED) for r in run.results
+    }, _support.describe(run)
+    assert (
+        "ERR-04 [FileStreamSourceDriver], ERR-05 [FileStreamSinkDriver]"
+        in (run.environment["own brokers"])
+    ), run.environment
+    assert not any(what == "stopped" for _, what, _, _ in timeline.events), timeline.events
+    for result in run.results:
+        if result.id in STALL_IDS:
+            assert result.evidence["broker stalled (s)"] >= broker.STALL_S - 0.5, result.evidence
+            assert result.evidence["lost"] == 0, result.evidence
+    assert run.timing["own_broker"] == [
+        "ERR-04 [FileStreamSourceDriver]",
+        "ERR-05 [FileStreamSinkDriver]",
+    ], run.timing
+    spans: dict[tuple[str, str], list[float]] = {}
+    for t, what, check_id, subject in timeline.events:
+        if what in ("start", "end"):
+            spans.setdefault((check_id, subject), []).append(t)
+    stall_spans = [spans[(i, d.__name__)] for i, d in _STALLS]
+    # the third job ran the other checks on Kafka while both stall checks ran
+    inside = [
+        (check_id, subject)
+        for (check_id, subject), (start, end) in spans.items()
+        if check_id not in STALL_IDS and all(s < start and end < e for s, e in stall_spans)
+    ]
+    assert inside, timeline.events
