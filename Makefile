@@ -68,12 +68,17 @@ reference: $(STAMP)
 quickstart: $(STAMP)
 	$(BIN)/python -m harness.quickstart
 
+# make test's phases run through bench/_timed.py, which prints a timing line for each and adds
+# it to $(TEST_TIMES) with the run's id (set once per make test), for bench/report.py.
+TEST_TIMES ?= reports/make-test-times.json
+TIMED = $(BIN)/python bench/_timed.py --out $(TEST_TIMES) --phase $@ --
+test: export CDK_TEST_RUN := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(TIMED) sh -c '$(BIN)/ruff check . && $(BIN)/ruff format --check .'
 
 typecheck: $(STAMP)
-	$(BIN)/mypy
+	$(TIMED) $(BIN)/mypy
 
 # The tests run on PYTEST_WORKERS pytest-xdist workers (each with its own embedded broker); they
 # mostly wait on Kafka (group joins, restarts), not on the CPU, so there are more workers than
@@ -88,10 +93,10 @@ SPARK_WORKERS  ?= 2
 PYTEST_ARGS ?=
 
 unit: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not spark" $(PYTEST_ARGS)
+	$(TIMED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not spark" $(PYTEST_ARGS)
 
 test-spark: $(STAMP)
-	$(BIN)/pytest -n $(SPARK_WORKERS) --dist loadgroup -m spark $(PYTEST_ARGS)
+	$(TIMED) $(BIN)/pytest -n $(SPARK_WORKERS) --dist loadgroup -m spark $(PYTEST_ARGS)
 
 # The Sphinx site (user guide, generated config references, checklist, API reference).
 # Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,
@@ -99,7 +104,7 @@ test-spark: $(STAMP)
 DOCS_OUT ?= docs/_build/html
 
 docs: $(STAMP)
-	$(BIN)/sphinx-build -E -W --keep-going -q -b html docs $(DOCS_OUT)
+	$(TIMED) $(BIN)/sphinx-build -E -W --keep-going -q -b html docs $(DOCS_OUT)
 
 # The kit's distributions, to install it into a partner's project without a release:
 # `pip install "dist/connect_cdk-<version>-py3-none-any.whl[certify]"`. The wheel is built from

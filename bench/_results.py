@@ -249,9 +249,7 @@ class Results:
                     "runs": list(baseline),
                     **(summary(list(baseline)) or {}),
                 },
-                "ratios": None
-                if ratios is None
-                else {"runs": ratios, **(summary(ratios) or {})},
+                "ratios": None if ratios is None else {"runs": ratios, **(summary(ratios) or {})},
                 "aim": aim,
                 "runs": list(runs) if runs is not None else list(range(len(kit))),
                 "note": note,

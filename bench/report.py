@@ -421,14 +421,13 @@ def _svg(fig: Any) -> str:
     # inline: no XML prolog or DOCTYPE (the one matplotlib writes names a DTD by URL)
     text = re.sub(r"^<\?xml[^>]*>\s*", "", text)
     text = re.sub(r"<!DOCTYPE[^>]*>\s*", "", text)
-    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
-    return text
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
 
 
 def _aim_text(aim: dict[str, Any] | None) -> str:
     if aim is None:
         return "—"
-    suffix = "×" if aim["of"] == "ratio" else ""
+    suffix = "x" if aim["of"] == "ratio" else ""
     return f"{aim['op']} {aim['value']:g}{suffix}"
 
 
@@ -567,13 +566,17 @@ def _spread(values: list[float], unit: str = "") -> str:
     median = statistics.median(values)
     if len(values) == 1:
         return _num(median, unit)
-    return f"{_num(median, unit)} <span class=note>({_num(min(values))}–{_num(max(values))})</span>"
+    low, high = _num(min(values)), _num(max(values))
+    return f"{_num(median, unit)} <span class=note>({low}&ndash;{high})</span>"
 
 
 def _status_cell(row: Row) -> str:
     css = row.status.replace(" ", "-")
     reason = f" <span class=note>{escape(row.reason)}</span>" if row.reason else ""
-    return f"<td class='status {css}' data-status='{escape(row.status)}'>{row.status}</td><td>{reason}</td>"
+    return (
+        f"<td class='status {css}' data-status='{escape(row.status)}'>{row.status}</td>"
+        f"<td>{reason}</td>"
+    )
 
 
 def _anchor(name: str) -> str:
@@ -582,8 +585,8 @@ def _anchor(name: str) -> str:
 
 def summary_table(rows: list[Row]) -> str:
     out = [
-        "<table id=summary><tr><th>figure</th><th>kit (median, min–max)</th>"
-        "<th>baseline (median)</th><th>kit / baseline (median, min–max)</th><th>aim</th>"
+        "<table id=summary><tr><th>figure</th><th>kit (median, min&ndash;max)</th>"
+        "<th>baseline (median)</th><th>kit / baseline (median, min&ndash;max)</th><th>aim</th>"
         "<th>status</th><th></th><th>runs</th><th>load during (max)</th></tr>"
     ]
     for row in rows:
@@ -592,13 +595,14 @@ def summary_table(rows: list[Row]) -> str:
         ratios = row.ratios if row.status != NOT_RUN else []
         loads = _run_loads(row) if row.status != NOT_RUN else []
         peak = max((load for load in loads if load is not None), default=None)
+        aim_unit = " " + row.unit if row.aim and row.aim["of"] == "value" else ""
         out.append(
             f"<tr id='row-{_anchor(row.name)}' data-figure='{escape(row.name)}'>"
             f"<td><a href='#{_anchor(row.name)}'>{escape(row.title)}</a></td>"
             f"<td class=n>{_spread(kit, row.unit)}</td>"
             f"<td class=n>{_num(statistics.median(base), row.unit) if base else ''}</td>"
-            f"<td class=n>{_spread(ratios, '×') if ratios else ''}</td>"
-            f"<td>{escape(_aim_text(row.aim))}{' ' + row.unit if row.aim and row.aim['of'] == 'value' else ''}</td>"
+            f"<td class=n>{_spread(ratios, 'x') if ratios else ''}</td>"
+            f"<td>{escape(_aim_text(row.aim))}{aim_unit}</td>"
             f"{_status_cell(row)}<td class=n>{len(kit) or ''}</td>"
             f"<td class=n>{_num(peak)}</td></tr>"
         )
@@ -628,7 +632,8 @@ def _run_loads(row: Row) -> list[float | None]:
 
 
 def runs_table(row: Row) -> str:
-    assert row.figure is not None and row.result is not None
+    assert row.figure is not None
+    assert row.result is not None
     runs = {run["index"]: run for run in row.result.get("runs", [])}
     kit, base, ratios = row.kit_values, row.baseline_values, row.ratios
     head = "<tr><th>run</th><th>kit</th>"
@@ -643,10 +648,9 @@ def runs_table(row: Row) -> str:
         cells = f"<td>{position + 1}</td><td class=n>{_num(value, row.unit)}</td>"
         if base:
             cells += f"<td class=n>{_num(base[position], row.unit)}</td>"
-            cells += f"<td class=n>{_num(ratios[position]) + '×' if position < len(ratios) else ''}</td>"
-        during_text = (
-            f"{_num(during.get('mean'))}, {_num(during.get('max'))}" if during else ""
-        )
+            ratio = _num(ratios[position]) + "x" if position < len(ratios) else ""
+            cells += f"<td class=n>{ratio}</td>"
+        during_text = f"{_num(during.get('mean'))}, {_num(during.get('max'))}" if during else ""
         cells += (
             f"<td class=n>{_num(run.get('load_before'))}</td><td class=n>{during_text}</td>"
             f"<td class=n>{_num(run.get('load_after'))}</td>"
@@ -693,9 +697,7 @@ def bench_header(result: dict[str, Any]) -> str:
     commit = (git.get("commit") or "")[:12]
     machine = result.get("machine") or {}
     facts = [
-        f"commit {commit}{' (with local changes)' if git.get('dirty') else ''}"
-        if commit
-        else "",
+        f"commit {commit}{' (with local changes)' if git.get('dirty') else ''}" if commit else "",
         f"finished {result.get('finished', '')[:19].replace('T', ' ')} UTC"
         if result.get("finished")
         else "",
