@@ -257,6 +257,33 @@ class Results:
             }
         )
 
+    def ratios(
+        self,
+        measured: dict[str, list[float]],
+        figures: list[tuple[str, str, str, str, str, float]],
+        *,
+        unit: str,
+        note: str | None = None,
+    ) -> None:
+        """Add figures from a script's ``{what: [value per run]}``: one per
+        ``(name, title, kit key, baseline key, aim op, aim ratio)``; a key without values gives
+        a figure that was not run."""
+        for name, title, kit_key, base_key, op, aim in figures:
+            kit, base = measured.get(kit_key) or [], measured.get(base_key) or []
+            missing = [key for key, values in ((kit_key, kit), (base_key, base)) if not values]
+            self.figure(
+                name,
+                title,
+                unit,
+                kit if not missing else [],
+                baseline=base if not missing else [],
+                baseline_name=base_key,
+                kit_name=kit_key,
+                aim=ratio_aim(op, aim),
+                note=note,
+                error=f"not measured: {', '.join(missing)}" if missing else None,
+            )
+
     def to_dict(self) -> dict[str, Any]:
         self._end_run()
         runs = []

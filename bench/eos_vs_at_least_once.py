@@ -36,6 +36,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))  # the test connectors live in tests/connectors
 
+import _results  # noqa: E402  (bench/, first on sys.path: the benchmark page's results)
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 
 from cdk.kafka import EmbeddedKafka, create_topics  # noqa: E402
@@ -142,10 +143,13 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
+    _results.add_option(parser, "eos_vs_at_least_once")
     args = parser.parse_args()
+    page = _results.Results.from_args("eos_vs_at_least_once", args)
     results: dict[str, list[float]] = {mode: [] for mode in MODES}
     with EmbeddedKafka() as kafka:
         for run in range(args.runs):
+            page.run()
             for mode in MODES:
                 rate = run_once(kafka.bootstrap_servers, mode, args.records, args.batch)
                 results[mode].append(rate)
@@ -155,6 +159,31 @@ def main() -> None:
     for mode, rates in results.items():
         median = statistics.median(rates)
         print(f"{mode:>16}: {median:10.0f} rec/s  {median / base:5.2f}x")
+
+    page.ratios(  # the benchmark page (bench/report.py)
+        results,
+        [
+            (
+                "eos.poll",
+                "exactly once (transaction.boundary=poll) / at least once",
+                "eos poll",
+                "at-least-once",
+                ">=",
+                0.7,
+            ),
+            (
+                "eos.interval",
+                "exactly once (transaction.boundary=interval, 1 s) / at least once",
+                "eos interval 1s",
+                "at-least-once",
+                ">=",
+                0.9,
+            ),
+        ],
+        unit="rec/s",
+        note=f"{args.records:,} records, {args.batch} per poll",
+    )
+    page.write()
 
 
 if __name__ == "__main__":
