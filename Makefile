@@ -120,8 +120,9 @@ test: lint typecheck docs unit test-spark
 
 # Each benchmark writes its figures to bench/results/<bench>.json; bench/report.py then builds
 # the benchmark page, bench/report.html, from them (bench/README.md). A bench that fails does
-# not stop the others (-): its figures show as not run.
+# not stop the others (-): its figures show as not run (each make bench starts from no results).
 bench: $(STAMP)
+	rm -rf bench/results
 	-$(BIN)/python bench/accelerators.py
 	-$(BIN)/python bench/json_converter.py
 	-$(BIN)/python bench/worker_throughput.py --runs 3
