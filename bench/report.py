@@ -468,10 +468,13 @@ def figure_plot(row: Row) -> str:
             color=AIM_COLOUR,
             va="bottom",
         )
-        ax.set_ylim(0, max([*kit, row.aim["value"]]) * 1.15)
     ax.set_xticks(x, [f"run {i}" for i in x])
     ax.set_ylabel(row.unit)
-    ax.legend(loc="lower right", fontsize=7, framealpha=0.8)
+    top = max([*kit, *base]) * 1.45  # room for the legend above the bars
+    if row.aim is not None and row.aim["of"] == "value":
+        top = max(top, row.aim["value"] * 1.45)
+    ax.set_ylim(0, top)
+    ax.legend(loc="upper left", fontsize=7, framealpha=0.8)
     ax.set_title("runs (dotted: kit median)", fontsize=9)
     if ratios:
         ax2 = axes[0][1]
@@ -500,7 +503,9 @@ def figure_plot(row: Row) -> str:
         ax2.set_xlabel("s")
         ax2.set_title("phases", fontsize=9)
     # fixed margins: a tight layout measures every text again, and doubles the plot's cost
-    fig.subplots_adjust(left=0.1 * 2 / (panels + 1), right=0.98, bottom=0.16, top=0.88, wspace=0.35)
+    fig.subplots_adjust(
+        left=0.12 if panels == 2 else 0.16, right=0.98, bottom=0.16, top=0.88, wspace=0.35
+    )
     return _svg(fig)
 
 
@@ -537,7 +542,8 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 
 h3 { font-size: 1em; margin-bottom: 0.3em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.aim { white-space: nowrap; }
 th { background: #f4f4f4; }
 .status { font-weight: bold; white-space: nowrap; }
 .met { color: #1e7d32; } .missed { color: #b71c1c; } .not-run { color: #777; }
@@ -558,7 +564,7 @@ def _num(value: float | None, unit: str = "") -> str:
         text = f"{value:.1f}"
     else:
         text = f"{value:.2f}"
-    return f"{text} {unit}".strip()
+    return f"{text}{'' if unit == 'x' else ' '}{unit}".strip()
 
 
 def _spread(values: list[float], unit: str = "") -> str:
@@ -584,9 +590,13 @@ def _anchor(name: str) -> str:
     return "fig-" + re.sub(r"[^A-Za-z0-9_-]", "-", name)
 
 
-def summary_table(rows: list[Row]) -> str:
+def _aim_unit(row: Row) -> str:
+    return " " + row.unit if row.aim and row.aim["of"] == "value" else ""
+
+
+def summary_table(rows: list[Row], table_id: str = "summary") -> str:
     out = [
-        "<table id=summary><tr><th>figure</th><th>kit (median, min&ndash;max)</th>"
+        f"<table id={table_id}><tr><th>figure</th><th>kit (median, min&ndash;max)</th>"
         "<th>baseline (median)</th><th>kit / baseline (median, min&ndash;max)</th><th>aim</th>"
         "<th>status</th><th></th><th>runs</th><th>load during (max)</th></tr>"
     ]
@@ -596,14 +606,14 @@ def summary_table(rows: list[Row]) -> str:
         ratios = row.ratios if row.status != NOT_RUN else []
         loads = _run_loads(row) if row.status != NOT_RUN else []
         peak = max((load for load in loads if load is not None), default=None)
-        aim_unit = " " + row.unit if row.aim and row.aim["of"] == "value" else ""
+        aim_unit = _aim_unit(row)
         out.append(
             f"<tr id='row-{_anchor(row.name)}' data-figure='{escape(row.name)}'>"
             f"<td><a href='#{_anchor(row.name)}'>{escape(row.title)}</a></td>"
             f"<td class=n>{_spread(kit, row.unit)}</td>"
             f"<td class=n>{_num(statistics.median(base), row.unit) if base else ''}</td>"
             f"<td class=n>{_spread(ratios, 'x') if ratios else ''}</td>"
-            f"<td>{escape(_aim_text(row.aim))}{aim_unit}</td>"
+            f"<td class=aim>{escape(_aim_text(row.aim))}{aim_unit}</td>"
             f"{_status_cell(row)}<td class=n>{len(kit) or ''}</td>"
             f"<td class=n>{_num(peak)}</td></tr>"
         )
@@ -640,7 +650,7 @@ def runs_table(row: Row) -> str:
     head = "<tr><th>run</th><th>kit</th>"
     if base:
         head += "<th>baseline</th><th>kit / baseline</th>"
-    head += "<th>load before</th><th>load during (mean, max)</th><th>load after</th></tr>"
+    head += "<th>load before</th><th>load during (median, max)</th><th>load after</th></tr>"
     out = ["<table class=runs>", head]
     indices = row.figure.get("runs") or list(range(len(kit)))
     for position, value in enumerate(kit):
@@ -651,7 +661,7 @@ def runs_table(row: Row) -> str:
             cells += f"<td class=n>{_num(base[position], row.unit)}</td>"
             ratio = _num(ratios[position]) + "x" if position < len(ratios) else ""
             cells += f"<td class=n>{ratio}</td>"
-        during_text = f"{_num(during.get('mean'))}, {_num(during.get('max'))}" if during else ""
+        during_text = f"{_num(during.get('median'))}, {_num(during.get('max'))}" if during else ""
         cells += (
             f"<td class=n>{_num(run.get('load_before'))}</td><td class=n>{during_text}</td>"
             f"<td class=n>{_num(run.get('load_after'))}</td>"
@@ -667,7 +677,7 @@ def figure_section(row: Row) -> str:
         f"<h3>{escape(row.title)} <span class='status {row.status.replace(' ', '-')}'>"
         f"[{row.status}]</span></h3>"
     )
-    aim = f"aim: {escape(_aim_text(row.aim))}"
+    aim = f"aim: {escape(_aim_text(row.aim))}{_aim_unit(row)}"
     if row.status == NOT_RUN:
         return (
             f"{head}<p class=note>Not run: {escape(row.reason)}. {aim}. Measured by "
@@ -762,7 +772,10 @@ def build(results: list[dict[str, Any]]) -> str:
         "measured against its raw baseline in the same run; the ratio is the median of the "
         "per-run ratios. The load is the 1-minute load average (2 cores: above 2, processes "
         "wait for a core).</p>",
-        summary_table(rows),
+        "<h2 id=aims>Figures with an aim</h2>",
+        summary_table([r for r in rows if r.aim is not None]),
+        "<h2 id=others>Other figures (no aim: shown for the headroom)</h2>",
+        summary_table([r for r in rows if r.aim is None], "others-table"),
         accelerators_section(results),
     ]
     by_bench: dict[str, list[Row]] = {}
