@@ -537,7 +537,7 @@ def load_plot(result: dict[str, Any]) -> str | None:
 # ----------------------------------------------------------------------------------- HTML
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto;
-       max-width: 72em; color: #222; padding: 0 1em; }
+       max-width: 84em; color: #222; padding: 0 1em; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 h3 { font-size: 1em; margin-bottom: 0.3em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
@@ -546,6 +546,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowra
 td.aim { white-space: nowrap; }
 th { background: #f4f4f4; }
 .status { font-weight: bold; white-space: nowrap; }
+td.status .note { font-weight: normal; white-space: normal; }
 .met { color: #1e7d32; } .missed { color: #b71c1c; } .not-run { color: #777; }
 .no-aim { color: #555; }
 .figure { margin: 1em 0 2em; } .note { color: #555; font-size: 0.9em; }
@@ -579,11 +580,8 @@ def _spread(values: list[float], unit: str = "") -> str:
 
 def _status_cell(row: Row) -> str:
     css = row.status.replace(" ", "-")
-    reason = f" <span class=note>{escape(row.reason)}</span>" if row.reason else ""
-    return (
-        f"<td class='status {css}' data-status='{escape(row.status)}'>{row.status}</td>"
-        f"<td>{reason}</td>"
-    )
+    reason = f"<br><span class=note>{escape(row.reason)}</span>" if row.reason else ""
+    return f"<td class='status {css}' data-status='{escape(row.status)}'>{row.status}{reason}</td>"
 
 
 def _anchor(name: str) -> str:
@@ -598,7 +596,7 @@ def summary_table(rows: list[Row], table_id: str = "summary") -> str:
     out = [
         f"<table id={table_id}><tr><th>figure</th><th>kit (median, min&ndash;max)</th>"
         "<th>baseline (median)</th><th>kit / baseline (median, min&ndash;max)</th><th>aim</th>"
-        "<th>status</th><th></th><th>runs</th><th>load during (max)</th></tr>"
+        "<th>status</th><th>runs</th><th>load during (max)</th></tr>"
     ]
     for row in rows:
         kit = row.kit_values if row.status != NOT_RUN else []
