@@ -21,7 +21,7 @@ help:
 	@echo "make test-spark - only the tests that start Spark (JVMs, standalone clusters), on SPARK_WORKERS=$(SPARK_WORKERS)"
 	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
 	@echo "make dist   - build the kit's sdist and wheel into $(DIST)/ (to install it elsewhere)"
-	@echo "make bench  - run the benchmarks in bench/ (not tests)"
+	@echo "make bench  - run the benchmarks in bench/ (not tests) and write their page, bench/report.html"
 	@echo "make clean  - remove .venv and build/test artefacts"
 
 $(STAMP): pyproject.toml .ci/constraints.txt
