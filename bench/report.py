@@ -392,6 +392,7 @@ def rows_of(results: list[dict[str, Any]]) -> list[Row]:
 
 # ----------------------------------------------------------------------------------- plots
 KIT_COLOUR, BASE_COLOUR, AIM_COLOUR, LOAD_COLOUR = "#1f6fb4", "#9a9a9a", "#c0392b", "#7d5ba6"
+AIM_BOX = {"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1}
 
 
 def _pyplot() -> Any:
@@ -463,10 +464,13 @@ def figure_plot(row: Row) -> str:
         ax.axhline(row.aim["value"], color=AIM_COLOUR, linestyle="--", linewidth=1.2)
         ax.annotate(
             f"aim {_aim_text(row.aim)} {row.unit}",
-            (0.01, row.aim["value"]),
+            (0.99, row.aim["value"]),
             xycoords=("axes fraction", "data"),
             color=AIM_COLOUR,
+            ha="right",
             va="bottom",
+            bbox=AIM_BOX,
+            zorder=5,
         )
     ax.set_xticks(x, [f"run {i}" for i in x])
     ax.set_ylabel(row.unit)
@@ -485,10 +489,13 @@ def figure_plot(row: Row) -> str:
             ax2.axhline(row.aim["value"], color=AIM_COLOUR, linestyle="--", linewidth=1.2)
             ax2.annotate(
                 f"aim {_aim_text(row.aim)}",
-                (0.01, row.aim["value"]),
+                (0.99, row.aim["value"]),
                 xycoords=("axes fraction", "data"),
                 color=AIM_COLOUR,
+                ha="right",
                 va="bottom",
+                bbox=AIM_BOX,
+                zorder=5,
             )
             top = max(top, row.aim["value"])
         ax2.set_ylim(0, top * 1.2)
@@ -685,7 +692,8 @@ def figure_section(row: Row) -> str:
     _, _, measured = status_of(row.figure, row.aim)
     if measured is not None:
         what = "median ratio" if row.aim and row.aim["of"] == "ratio" else "median"
-        parts.append(f"<p>{what} {_num(measured)}, {aim}: <b>{row.status}</b>.</p>")
+        shown = _num(measured, "x" if what == "median ratio" else row.unit)
+        parts.append(f"<p>{what} {shown}, {aim}: <b>{row.status}</b>.</p>")
     assert row.figure is not None
     if row.figure.get("note"):
         parts.append(f"<p class=note>{escape(row.figure['note'])}</p>")
