@@ -128,6 +128,8 @@ bench: $(STAMP)
 	-$(BIN)/python bench/worker_throughput.py --runs 3
 	-$(BIN)/python bench/filestream_vs_raw.py
 	-$(BIN)/python bench/sql_source_vs_raw.py
+	-$(BIN)/python bench/sql_sink_vs_raw.py --records 100000 --runs 3
+	-$(BIN)/python bench/distributed_vs_standalone.py --records 300000 --runs 3
 	-$(BIN)/python bench/spark_datasource.py --records 300000 --runs 3
 	-$(BIN)/python bench/eos_vs_at_least_once.py --records 200000 --runs 3
 	-$(BIN)/python bench/certify_time.py --runs 3
