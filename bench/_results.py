@@ -177,12 +177,32 @@ class Results:
     )
     figures: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    failed: str | None = None
     _runs: list[_Run] = field(default_factory=list)
+    _written: bool = False
+
+    def write_on_failure(self) -> None:
+        """If the script dies of an exception, write the results so far, saying why (the page
+        shows the bench's missing figures as not run, with the reason)."""
+        previous = sys.excepthook
+
+        def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+            if not self._written:
+                self.failed = f"{kind.__name__}: {value}"[:500]
+                try:
+                    self.write()
+                except (OSError, TypeError, ValueError) as exc:  # the bench's own error first
+                    print(f"results: not written ({exc})", file=sys.stderr)
+            previous(kind, value, tb)
+
+        sys.excepthook = hook
 
     @classmethod
     def from_args(cls, bench: str, args: argparse.Namespace) -> Results:
         """The results of ``bench``, written where ``--results`` says (see :func:`add_option`)."""
-        return cls(bench, args.results or None)
+        results = cls(bench, args.results or None)
+        results.write_on_failure()
+        return results
 
     def run(self) -> int:
         """Mark the start of the next run (and the end of the one before); its index."""
@@ -314,12 +334,14 @@ class Results:
             "runs": runs,
             "figures": self.figures,
             "notes": self.notes,
+            "failed": self.failed,
         }
 
     def write(self) -> Path | None:
         """Write the JSON file (none when ``--results ''``); its path."""
         data = self.to_dict()
         self.sampler.stop()
+        self._written = True
         if not self.path:
             return None
         path = Path(self.path)

@@ -394,6 +394,7 @@ def rows_of(results: list[dict[str, Any]]) -> list[Row]:
     for result in results:
         for figure in result.get("figures", []):
             by_name[figure["name"]] = (figure, result)
+    failed = {r["bench"]: r["failed"] for r in results if r.get("failed")}
     rows = []
     for slot in SLOTS:
         figure, result = by_name.pop(slot.name, (None, None))
@@ -401,6 +402,8 @@ def rows_of(results: list[dict[str, Any]]) -> list[Row]:
         status, reason, _ = status_of(figure, aim)
         if figure is None:
             reason = f"no results from {slot.bench}"
+            if slot.bench in failed:
+                reason = f"{slot.bench} failed: {failed[slot.bench]}"
         rows.append(
             Row(slot.name, slot.title, slot.bench, slot.unit, aim, figure, result, status, reason)
         )
@@ -759,6 +762,8 @@ def bench_header(result: dict[str, Any]) -> str:
         f"<h2 id='bench-{escape(result['bench'])}'>{escape(result['bench'])}</h2>",
         "<p class=note>" + escape("; ".join(f for f in facts if f)) + "</p>",
     ]
+    if result.get("failed"):
+        out.append(f"<p class='status missed'>The bench failed: {escape(result['failed'])}</p>")
     for note in result.get("notes") or []:
         out.append(f"<p class=note>{escape(note)}</p>")
     plot = load_plot(result)

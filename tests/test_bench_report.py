@@ -56,6 +56,13 @@ def _page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
         error="cdk certify did not run to its end (exits [2])",
     )
     cert.write()
+    # a bench that died (its script's uncaught exception) leaves why, and no figure
+    spark = _results.Results("spark_datasource", str(results_dir / "spark_datasource.json"))
+    monkeypatch.setattr(sys, "excepthook", lambda *_: None)
+    spark.write_on_failure()
+    spark.run()
+    error = RuntimeError("Python worker failed to connect back")
+    sys.excepthook(RuntimeError, error, None)
     # make test's phases, each through the wrapper the Makefile uses, as one make test run
     times = tmp_path / "make-test-times.json"
     monkeypatch.setenv("CDK_TEST_RUN", "2026-12-02T00:00:00Z")
@@ -103,8 +110,11 @@ def test_page_is_self_contained_and_marks_each_figure(
         assert f"data-figure='{slot.name}'" in page
     for missing in ("certify.sql.mariadb", "certify.new_project", "spark.streaming_vs_batch"):
         assert _status(page, missing) == "not run"
+    section = page[page.index("id='fig-certify-new_project'") :]
+    assert "Not run: no results from certify_time" in section[:500]
     section = page[page.index("id='fig-spark-streaming_vs_batch'") :]
-    assert "Not run: no results from spark_datasource" in section[:500]
+    failure = "spark_datasource failed: RuntimeError: Python worker failed to connect back"
+    assert failure in section[:600]
 
     # the plots carry the aims; the runs' tables the load
     assert "aim &gt;= 1.3x" in page or "aim >= 1.3x" in page
