@@ -22,6 +22,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -188,7 +189,9 @@ class Results:
 
         def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
             if not self._written:
-                self.failed = f"{kind.__name__}: {value}"[:500]
+                text = f"{kind.__name__}: {value}"[:500]
+                # a URL's password (a server's URL from the environment) stays out of the page
+                self.failed = re.sub(r"://([^:/@\s]+):[^@\s]*@", r"://\1:****@", text)
                 try:
                     self.write()
                 except (OSError, TypeError, ValueError) as exc:  # the bench's own error first

@@ -61,7 +61,7 @@ def _page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
     monkeypatch.setattr(sys, "excepthook", lambda *_: None)
     spark.write_on_failure()
     spark.run()
-    error = RuntimeError("Python worker failed to connect back")
+    error = RuntimeError("Python worker failed to connect back (postgresql://u:s3cret@db/x)")
     sys.excepthook(RuntimeError, error, None)
     # make test's phases, each through the wrapper the Makefile uses, as one make test run
     times = tmp_path / "make-test-times.json"
@@ -115,6 +115,8 @@ def test_page_is_self_contained_and_marks_each_figure(
     section = page[page.index("id='fig-spark-streaming_vs_batch'") :]
     failure = "spark_datasource failed: RuntimeError: Python worker failed to connect back"
     assert failure in section[:600]
+    assert "s3cret" not in page
+    assert "postgresql://u:****@db/x" in page
 
     # the plots carry the aims; the runs' tables the load
     assert "aim &gt;= 1.3x" in page or "aim >= 1.3x" in page
