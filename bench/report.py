@@ -397,7 +397,8 @@ def rows_of(results: list[dict[str, Any]]) -> list[Row]:
     failed = {r["bench"]: r["failed"] for r in results if r.get("failed")}
     rows = []
     for slot in SLOTS:
-        figure, result = by_name.pop(slot.name, (None, None))
+        found = by_name.pop(slot.name, None)
+        figure, result = found if found is not None else (None, None)
         aim = (figure or {}).get("aim") or slot.aim
         status, reason, _ = status_of(figure, aim)
         if figure is None:
