@@ -398,7 +398,8 @@ def rows_of(results: list[dict[str, Any]]) -> list[Row]:
     rows = []
     for slot in SLOTS:
         found = by_name.pop(slot.name, None)
-        figure, result = found if found is not None else (None, None)
+        figure: dict[str, Any] | None = found[0] if found else None
+        result: dict[str, Any] | None = found[1] if found else None
         aim = (figure or {}).get("aim") or slot.aim
         status, reason, _ = status_of(figure, aim)
         if figure is None:
