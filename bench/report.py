@@ -391,9 +391,9 @@ def status_of(
 def rows_of(results: list[dict[str, Any]]) -> list[Row]:
     """The summary's rows: every slot (in order), then the other figures found."""
     by_name: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-    for result in results:
-        for figure in result.get("figures", []):
-            by_name[figure["name"]] = (figure, result)
+    for found_result in results:
+        for found_figure in found_result.get("figures", []):
+            by_name[found_figure["name"]] = (found_figure, found_result)
     failed = {r["bench"]: r["failed"] for r in results if r.get("failed")}
     rows = []
     for slot in SLOTS:
