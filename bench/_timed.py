@@ -24,8 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _results
+try:  # imported by the tests
+    from bench import _results
+except ImportError:  # run as bench/_timed.py: bench/ is first on sys.path
+    import _results
 
 KEEP_RUNS = 20
 
