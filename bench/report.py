@@ -405,7 +405,9 @@ def rows_of(results: list[dict[str, Any]]) -> list[Row]:
         if figure is None:
             reason = f"no results from {slot.bench}"
             if slot.bench in failed:
-                reason = f"{slot.bench} failed: {failed[slot.bench]}"
+                first = failed[slot.bench].splitlines()[0]
+                short = first if len(first) <= 160 else first[:157] + "..."
+                reason = f"{slot.bench} failed: {short}"  # the whole error: the bench's section
         rows.append(
             Row(slot.name, slot.title, slot.bench, slot.unit, aim, figure, result, status, reason)
         )
