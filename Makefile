@@ -21,7 +21,7 @@ help:
 	@echo "make test-spark - only the tests that start Spark (JVMs, standalone clusters), on SPARK_WORKERS=$(SPARK_WORKERS)"
 	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
 	@echo "make dist   - build the kit's sdist and wheel into $(DIST)/ (to install it elsewhere)"
-	@echo "make bench  - run the benchmarks in bench/ (not tests)"
+	@echo "make bench  - run the benchmarks in bench/ (not tests) and write their page, bench/report.html"
 	@echo "make clean  - remove .venv and build/test artefacts"
 
 $(STAMP): pyproject.toml .ci/constraints.txt
@@ -68,12 +68,17 @@ reference: $(STAMP)
 quickstart: $(STAMP)
 	$(BIN)/python -m harness.quickstart
 
+# make test's phases run through bench/_timed.py, which prints a timing line for each and adds
+# it to $(TEST_TIMES) with the run's id (set once per make test), for bench/report.py.
+TEST_TIMES ?= reports/make-test-times.json
+TIMED = $(BIN)/python bench/_timed.py --out $(TEST_TIMES) --phase $@ --
+test: export CDK_TEST_RUN := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(TIMED) sh -c '$(BIN)/ruff check . && $(BIN)/ruff format --check .'
 
 typecheck: $(STAMP)
-	$(BIN)/mypy
+	$(TIMED) $(BIN)/mypy
 
 # The tests run on PYTEST_WORKERS pytest-xdist workers (each with its own embedded broker); they
 # mostly wait on Kafka (group joins, restarts), not on the CPU, so there are more workers than
@@ -95,10 +100,10 @@ SPARK_WORKERS  ?= 2
 PYTEST_ARGS ?=
 
 unit: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not spark" $(PYTEST_ARGS)
+	$(TIMED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not spark" $(PYTEST_ARGS)
 
 test-spark: $(STAMP)
-	$(BIN)/pytest -n $(SPARK_WORKERS) --dist loadgroup -m spark $(PYTEST_ARGS)
+	$(TIMED) $(BIN)/pytest -n $(SPARK_WORKERS) --dist loadgroup -m spark $(PYTEST_ARGS)
 
 # The Sphinx site (user guide, generated config references, checklist, API reference).
 # Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,
@@ -106,7 +111,7 @@ test-spark: $(STAMP)
 DOCS_OUT ?= docs/_build/html
 
 docs: $(STAMP)
-	$(BIN)/sphinx-build -E -W --keep-going -q -b html docs $(DOCS_OUT)
+	$(TIMED) $(BIN)/sphinx-build -E -W --keep-going -q -b html docs $(DOCS_OUT)
 
 # The kit's distributions, to install it into a partner's project without a release:
 # `pip install "dist/connect_cdk-<version>-py3-none-any.whl[certify]"`. The wheel is built from
@@ -120,12 +125,22 @@ dist: $(STAMP)
 
 test: lint typecheck docs unit test-spark
 
+# Each benchmark writes its figures to bench/results/<bench>.json; bench/report.py then builds
+# the benchmark page, bench/report.html, from them (bench/README.md). A bench that fails does
+# not stop the others (-): its figures show as not run (each make bench starts from no results).
 bench: $(STAMP)
-	$(BIN)/python bench/accelerators.py
-	$(BIN)/python bench/json_converter.py
-	$(BIN)/python bench/worker_throughput.py
-	$(BIN)/python bench/filestream_vs_raw.py
-	$(BIN)/python bench/sql_source_vs_raw.py
+	rm -rf bench/results
+	-$(BIN)/python bench/accelerators.py
+	-$(BIN)/python bench/json_converter.py
+	-$(BIN)/python bench/worker_throughput.py --runs 3
+	-$(BIN)/python bench/filestream_vs_raw.py
+	-$(BIN)/python bench/sql_source_vs_raw.py
+	-$(BIN)/python bench/sql_sink_vs_raw.py --records 100000 --runs 3
+	-$(BIN)/python bench/distributed_vs_standalone.py --records 300000 --runs 3
+	-$(BIN)/python bench/spark_datasource.py --records 300000 --runs 3
+	-$(BIN)/python bench/eos_vs_at_least_once.py --records 200000 --runs 3
+	-$(BIN)/python bench/certify_time.py --runs 3
+	$(BIN)/python bench/report.py
 
 clean:
 	rm -rf $(VENV) build dist docs/_build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis reports

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import json
 import sys
 from pathlib import Path
 
@@ -82,9 +83,30 @@ def report() -> list[tuple[str, str]]:
 
 
 def main() -> None:
+    import argparse
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _results
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _results.add_option(parser, "accelerators")
+    args = parser.parse_args()
+    found = report()
     print(f"Accelerators found (Python {sys.version.split()[0]}, {sys.executable}):")
-    for name, found in report():
-        print(f"  {name:<9} {found}")
+    for name, text in found:
+        print(f"  {name:<9} {text}")
+    if args.results:  # for the benchmark page (bench/report.py)
+        path = Path(args.results)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "schema": _results.SCHEMA,
+            "bench": "accelerators",
+            "machine": _results.machine(),
+            "git": _results.git_commit(),
+            "accelerators": [list(pair) for pair in found],
+            "figures": [],
+        }
+        path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 if __name__ == "__main__":

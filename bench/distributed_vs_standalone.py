@@ -38,6 +38,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))  # the test connectors live in tests/connectors
 
+import _results  # noqa: E402  (bench/, first on sys.path: the page's results)
 import httpx  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 
@@ -286,13 +287,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=1, help="runs of the three modes (medians)")
+    _results.add_option(parser, "distributed_vs_standalone")
     args = parser.parse_args()
+    page = _results.Results.from_args("distributed_vs_standalone", args)
     # a SIGTERM stops the run through the finally blocks, which stop the Spark JVMs
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     runs: list[list[dict[str, Any]]] = []
     with EmbeddedKafka() as kafka:
         bootstrap = kafka.bootstrap_servers
         for run in range(args.runs):
+            page.run()
             last = run == args.runs - 1
             load = os.getloadavg()[0]
             rows = [measure("standalone", bootstrap, args.records, None)]
@@ -333,6 +337,19 @@ def main() -> None:
                 text += f" ({value / base[key]:.2f}x)"
             cells.append(text)
         print(f"| {key} | " + " | ".join(cells) + " |")
+    for index, key in ((1, "local2"), (2, "cluster")):
+        page.figure(
+            f"distributed.source.{key}",
+            f"source task, {runs[0][index]['mode']} / standalone",
+            "rec/s",
+            [modes[index]["source rec/s"] for modes in runs],
+            baseline=[modes[0]["source rec/s"] for modes in runs],
+            baseline_name="standalone (the embedded worker)",
+            kit_name=runs[0][index]["mode"],
+            aim=_results.ratio_aim(">=", 0.9),
+            note=f"{args.records:,} records, generator -> Tansu",
+        )
+    page.write()
 
 
 def _medians(rows: tuple[dict[str, Any], ...]) -> dict[str, float]:

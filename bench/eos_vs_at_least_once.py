@@ -50,6 +50,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))  # the test connectors live in tests/connectors
 
+import _results  # noqa: E402  (bench/, first on sys.path: the benchmark page's results)
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 
 from cdk.kafka import EmbeddedKafka, create_topics  # noqa: E402
@@ -220,10 +221,16 @@ def measure(
     runs: int,
     broker_pid: int | None = None,
     report: Callable[[int, str, dict[str, float]], None] | None = None,
+    on_round: Callable[[int], None] | None = None,
 ) -> dict[str, list[dict[str, float]]]:
-    """``runs`` rounds of every mode, interleaved; the runs of each mode (see :func:`run_once`)."""
+    """``runs`` rounds of every mode, interleaved; the runs of each mode (see :func:`run_once`).
+
+    ``on_round`` is called before each round (the benchmark page marks its runs with it).
+    """
     results: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     for run in range(runs):
+        if on_round is not None:
+            on_round(run)
         for mode in MODES:
             result = run_once(bootstrap, mode, records, batch, broker_pid)
             results[mode].append(result)
@@ -278,7 +285,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
+    _results.add_option(parser, "eos_vs_at_least_once")
     args = parser.parse_args()
+    page = _results.Results.from_args("eos_vs_at_least_once", args)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the broker stops with the script
 
     def report(run: int, mode: str, r: dict[str, float]) -> None:
@@ -293,7 +302,13 @@ def main() -> None:
 
     with EmbeddedKafka() as kafka:
         results = measure(
-            kafka.bootstrap_servers, args.records, args.batch, args.runs, kafka.pid, report
+            kafka.bootstrap_servers,
+            args.records,
+            args.batch,
+            args.runs,
+            kafka.pid,
+            report,
+            on_round=lambda _run: page.run(),
         )
     figures = summarize(results)
     print(
@@ -315,6 +330,32 @@ def main() -> None:
             f" s, cpu ratio {f['cpu ratio']['median']:.2f}x [{f['cpu ratio']['min']:.2f}-"
             f"{f['cpu ratio']['max']:.2f}]; load {f['load']['min']:.1f}-{f['load']['max']:.1f}"
         )
+    rates = {mode: [r["rate"] for r in runs] for mode, runs in results.items()}
+
+    page.ratios(  # the benchmark page (bench/report.py)
+        rates,
+        [
+            (
+                "eos.poll",
+                "exactly once (transaction.boundary=poll) / at least once",
+                "eos poll",
+                "at-least-once",
+                ">=",
+                0.7,
+            ),
+            (
+                "eos.interval",
+                "exactly once (transaction.boundary=interval, 1 s) / at least once",
+                "eos interval 1s",
+                "at-least-once",
+                ">=",
+                0.9,
+            ),
+        ],
+        unit="rec/s",
+        note=f"{args.records:,} records, {args.batch} per poll",
+    )
+    page.write()
 
 
 if __name__ == "__main__":

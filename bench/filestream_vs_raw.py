@@ -32,6 +32,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+import _results  # noqa: E402  (bench/, first on sys.path: the page's results)
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition  # noqa: E402
 
 from cdk.kafka import EmbeddedKafka, create_topics, free_port  # noqa: E402
@@ -455,10 +456,12 @@ def main() -> None:
         "the worker's sink consumer settings",
     )
     parser.add_argument("--count", nargs=4, help=argparse.SUPPRESS)
+    _results.add_option(parser, "filestream_vs_raw")
     args = parser.parse_args()
     if args.count:
         count_topic(args.count[0], args.count[1], int(args.count[2]), args.count[3])
         return
+    page = _results.Results.from_args("filestream_vs_raw", args)
 
     n, length = args.records, args.line_bytes
     broker = None if args.bootstrap else EmbeddedKafka().start()
@@ -473,6 +476,7 @@ def main() -> None:
                 for i in range(n):
                     out.write(f"{i:010d} ".ljust(length, "x") + "\n")
             for run in range(args.runs):
+                page.run()
                 kit_first = run % 2 == 0  # alternate: the broker keeps every record in memory
                 kit_topic, raw_topic = (f"fs-{uuid.uuid4().hex[:8]}" for _ in range(2))
                 create_topics(bootstrap, [kit_topic, raw_topic], partitions=1)
@@ -597,6 +601,35 @@ def main() -> None:
     print(
         f"CPU for the {n:,} (kit: the whole worker process, start-up included): " + ", ".join(cpu)
     )
+    what = f"{n:,} lines of {length} bytes; steady rate, 1% -> 99% of the records"
+    for key, kit_key, raw_key, title, raw_name in (
+        ("source", "ks", "rs", "FileStream source / raw produce loop", "raw produce loop"),
+        ("sink", "kk", "rk", "FileStream sink / raw consume loop", "raw consume loop"),
+    ):
+        if key not in directions:
+            continue
+        page.figure(
+            f"filestream.{key}",
+            title,
+            "rec/s",
+            [k["steady"] for k in results[kit_key]],
+            baseline=[r["steady"] for r in results[raw_key]],
+            baseline_name=f"{raw_name} ({args.raw_consumer})" if key == "sink" else raw_name,
+            kit_name=f"FileStream{key.capitalize()} under cdk standalone",
+            aim=_results.ratio_aim(">=", AIMS[key]),
+            note=what,
+        )
+        page.figure(
+            f"filestream.{key}.cpu",
+            f"FileStream {key} CPU per record / the raw loop's",
+            "us/record",
+            [k["us"] for k in results[kit_key]],
+            baseline=[r["us"] for r in results[raw_key]],
+            baseline_name=raw_name,
+            kit_name=f"FileStream{key.capitalize()}",
+            higher_is_better=False,
+        )
+    page.write()
 
 
 if __name__ == "__main__":

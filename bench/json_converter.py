@@ -13,8 +13,11 @@ import argparse
 import datetime as dt
 import decimal
 import json
+import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cdk.converters import (
@@ -25,6 +28,9 @@ from cdk.converters import (
     ProtobufConverter,
 )
 from cdk.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _results
 
 try:
     import orjson
@@ -118,7 +124,8 @@ def build_small_record() -> tuple[Schema, Struct]:
     return schema, struct
 
 
-def registry_converters(seconds: float, profile: bool) -> None:
+def registry_converters(seconds: float, profile: bool) -> list[tuple[str, float, float]]:
+    """Print and return (converter, serialize rec/s, deserialize rec/s) of each."""
     schema, struct = build_small_record()
     made: list[tuple[str, Converter]] = []
     json_conv = JsonConverter()
@@ -148,6 +155,7 @@ def registry_converters(seconds: float, profile: bool) -> None:
         f"{'ser x':>7}{'de x':>6}"
     )
     base: tuple[float, float] | None = None
+    measured: list[tuple[str, float, float]] = []
     for name, conv in made:
         data = conv.from_connect_data("t", schema, struct)  # registers and caches the schema
         assert data is not None
@@ -157,6 +165,7 @@ def registry_converters(seconds: float, profile: bool) -> None:
         de = rate(lambda c=conv, d=data: c.to_connect_data("t", d), seconds)
         if base is None:
             base = (ser, de)
+        measured.append((name, ser, de))
         print(
             f"{name:<30}{len(data):>6}{ser:>12,.0f}{1e6 / ser:>7.2f}{de:>12,.0f}{1e6 / de:>7.2f}"
             f"{base[0] / ser:>7.2f}{base[1] / de:>6.2f}"
@@ -176,13 +185,17 @@ def registry_converters(seconds: float, profile: bool) -> None:
             prof.disable()
             print(f"\n{name}: 20000 round trips, by own time")
             pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+    return measured
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    parser.add_argument("--runs", type=int, default=3, help="runs of the 20-field part (medians)")
     parser.add_argument("--profile", action="store_true", help="profile the registry converters")
+    _results.add_option(parser, "json_converter")
     args = parser.parse_args()
+    results = _results.Results.from_args("json_converter", args)
     schema, struct = build_record()
     converter = JsonConverter()
     converter.configure({}, is_key=False)
@@ -191,26 +204,34 @@ def main() -> None:
     body = plain_dict(struct)
     raw = json.dumps(body, separators=(",", ":")).encode()
 
-    rows: list[tuple[str, float]] = []
+    runs: dict[str, list[float]] = {}
     s = args.seconds
-    rows.append(("json.dumps(dict)", rate(lambda: json.dumps(body, separators=(",", ":")), s)))
-    if orjson is not None:
-        rows.append(("orjson.dumps(dict)", rate(lambda: orjson.dumps(body), s)))
-    rows.append(
-        ("from_connect_data", rate(lambda: converter.from_connect_data("t", schema, struct), s))
-    )
-    rows.append(("json.loads(bytes)", rate(lambda: json.loads(raw), s)))
-    if orjson is not None:
-        rows.append(("orjson.loads(bytes)", rate(lambda: orjson.loads(raw), s)))
-    rows.append(("to_connect_data", rate(lambda: converter.to_connect_data("t", data), s)))
-    JsonConverter.use_orjson = False
-    rows.append(("to_connect_data (stdlib)", rate(lambda: converter.to_connect_data("t", data), s)))
-    JsonConverter.use_orjson = True
+    for _ in range(args.runs):
+        results.run()
+        rows: list[tuple[str, float]] = []
+        rows.append(("json.dumps(dict)", rate(lambda: json.dumps(body, separators=(",", ":")), s)))
+        if orjson is not None:
+            rows.append(("orjson.dumps(dict)", rate(lambda: orjson.dumps(body), s)))
+        rows.append(
+            ("from_connect_data", rate(lambda: converter.from_connect_data("t", schema, struct), s))
+        )
+        rows.append(("json.loads(bytes)", rate(lambda: json.loads(raw), s)))
+        if orjson is not None:
+            rows.append(("orjson.loads(bytes)", rate(lambda: orjson.loads(raw), s)))
+        rows.append(("to_connect_data", rate(lambda: converter.to_connect_data("t", data), s)))
+        JsonConverter.use_orjson = False
+        rows.append(
+            ("to_connect_data (stdlib)", rate(lambda: converter.to_connect_data("t", data), s))
+        )
+        JsonConverter.use_orjson = True
+        for name, r in rows:
+            runs.setdefault(name, []).append(r)
 
-    by_name = dict(rows)
+    by_name = {name: statistics.median(rates) for name, rates in runs.items()}
     print(f"JsonConverter, 20-field struct, envelope {len(data)} bytes, payload ~{len(raw)} bytes")
+    print(f"(medians of {args.runs} run(s))")
     print(f"{'operation':<28}{'records/s':>12}{'us/record':>11}")
-    for name, r in rows:
+    for name, r in by_name.items():
         print(f"{name:<28}{r:>12,.0f}{1e6 / r:>11.2f}")
     print()
     print("cost ratio (converter time / raw time; lower is better, target <= 3):")
@@ -225,7 +246,51 @@ def main() -> None:
         ]
     for conv, raw_name in pairs:
         print(f"  {conv:<26} vs {raw_name:<20} {by_name[raw_name] / by_name[conv]:5.2f}x")
-    registry_converters(args.seconds, args.profile)
+    # The benchmark page (bench/report.py): time per record, kit / baseline is the cost ratio.
+    for conv, raw_name, figure, aim in (
+        ("from_connect_data", "json.dumps(dict)", "from_connect_data", 3.0),
+        ("to_connect_data (stdlib)", "json.loads(bytes)", "to_connect_data_stdlib", 3.0),
+        ("from_connect_data", "orjson.dumps(dict)", "from_connect_data_orjson", None),
+        ("to_connect_data", "orjson.loads(bytes)", "to_connect_data_orjson", None),
+    ):
+        if raw_name not in runs:
+            continue
+        results.figure(
+            f"json_converter.{figure}",
+            f"JsonConverter.{conv} / {raw_name} (cost)",
+            "us/record",
+            [1e6 / r for r in runs[conv]],
+            baseline=[1e6 / r for r in runs[raw_name]],
+            baseline_name=raw_name,
+            kit_name=conv,
+            aim=_results.ratio_aim("<=", aim) if aim else None,
+            higher_is_better=False,
+            note="20-field struct; the baseline handles only the payload dict"
+            + ("" if aim else "; orjson is Rust, shown for the headroom, no aim"),
+        )
+    results.run()
+    for name, ser, de in registry_converters(args.seconds, args.profile):
+        if name == "JsonConverter (schemas)":
+            base = (ser, de)
+            continue
+        aim = 2.0 if name in ("ProtobufConverter", "JsonSchemaConverter") else None
+        key = name.replace(" (general)", "_general").replace("Converter", "").lower()
+        for direction, kit_rate, base_rate in (("ser", ser, base[0]), ("de", de, base[1])):
+            results.figure(
+                f"json_converter.registry.{key}.{direction}",
+                f"{name} {'from' if direction == 'ser' else 'to'}_connect_data / "
+                "JsonConverter with schemas (cost)",
+                "us/record",
+                [1e6 / kit_rate],
+                baseline=[1e6 / base_rate],
+                baseline_name="JsonConverter (schemas)",
+                kit_name=name,
+                aim=_results.ratio_aim("<=", aim) if aim else None,
+                higher_is_better=False,
+                runs=[args.runs],
+                note="5-field struct, schema cached (mock:// registry), one run",
+            )
+    results.write()
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import _results  # bench/, first on sys.path: the benchmark page's results
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from cdk.kafka import EmbeddedKafka
@@ -149,7 +150,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=1, help="repeat; medians are printed")
+    _results.add_option(parser, "spark_datasource")
     args = parser.parse_args()
+    page = _results.Results.from_args("spark_datasource", args)
     n, runs = args.records, args.runs
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -190,6 +193,7 @@ def main() -> None:
                 # Each run measures the worker and Spark one after the other, so that the
                 # ratios of a run compare the two under the same load.
                 for run in range(runs):
+                    page.run()
                     fs = {**file_source, "name": f"fs{run}", "topic": f"fs{run}-lines"}
                     results.setdefault(FS_WORKER, []).append(
                         worker(kafka, work, fs, f"fs{run}-lines", n)
@@ -222,6 +226,39 @@ def main() -> None:
         f"{ratios(DB_SPARK, DB_WORKER)} (aim: at least 1.0x); streaming pipeline / SQLite "
         f"batch read {ratios(STREAM, DB_SPARK)} (aim: at least 0.5x)"
     )
+
+    page.ratios(  # the benchmark page (bench/report.py)
+        results,
+        [
+            (
+                "spark.read.filestream",
+                "spark.read FileStream / the worker into Kafka",
+                FS_SPARK,
+                FS_WORKER,
+                ">=",
+                1.0,
+            ),
+            (
+                "spark.read.sqlite",
+                "spark.read SQLite / the worker into Kafka",
+                DB_SPARK,
+                DB_WORKER,
+                ">=",
+                1.0,
+            ),
+            (
+                "spark.streaming_vs_batch",
+                "Spark streaming write / SQLite batch read",
+                STREAM,
+                DB_SPARK,
+                ">=",
+                0.8,
+            ),
+        ],
+        unit="rows/s",
+        note=f"{n:,} records, local[2]",
+    )
+    page.write()
 
 
 if __name__ == "__main__":

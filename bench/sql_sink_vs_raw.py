@@ -35,6 +35,7 @@ for path in (REPO_ROOT, REPO_ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+import _results  # noqa: E402  (bench/, first on sys.path: the page's results)
 import psycopg  # noqa: E402
 from confluent_kafka import Consumer, Producer  # noqa: E402
 from filestream_vs_raw import HIGH, LOW, MAX_POLL_RECORDS, Standalone, cpu_seconds  # noqa: E402
@@ -250,7 +251,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", help="py-spy raw stacks of the last kit run to this file")
+    _results.add_option(parser, "sql_sink_vs_raw")
     args = parser.parse_args()
+    page = _results.Results.from_args("sql_sink_vs_raw", args)
     url = make_database()
     kit: list[dict[str, float]] = []
     raw: list[dict[str, float]] = []
@@ -261,6 +264,7 @@ def main() -> None:
             create_topics(bootstrap, [topic])
             produce(bootstrap, topic, args.records)
             for run in range(args.runs):
+                page.run()
                 last = run == args.runs - 1
                 profile = args.profile if last else None
                 # Alternate which side goes first (as the other benches do).
@@ -303,6 +307,29 @@ def main() -> None:
         f"kit/raw {statistics.median(k['us'] / r['us'] for k, r in zip(kit, raw, strict=True)):.2f}"
         f" (aim: at most 1.3; per run {cpu_ratios}); load average {os.getloadavg()[0]:.2f}"
     )
+    page.figure(
+        "sql_sink.cpu",
+        "SQL sink CPU per record / raw loop's, 1% -> 99%",
+        "us/record",
+        [k["us"] for k in kit],
+        baseline=[r["us"] for r in raw],
+        baseline_name="consume + json.loads + upsert loop",
+        kit_name="SqlSink under cdk standalone",
+        aim=_results.ratio_aim("<=", 1.3),
+        higher_is_better=False,
+        note=f"topic of {args.records:,} records -> PostgreSQL upsert",
+    )
+    page.figure(
+        "sql_sink.steady",
+        "SQL sink (PostgreSQL) / raw loop",
+        "rows/s",
+        [k["steady"] for k in kit],
+        baseline=[r["steady"] for r in raw],
+        baseline_name="consume + json.loads + upsert loop",
+        kit_name="SqlSink under cdk standalone",
+        aim=_results.ratio_aim(">=", 0.7),
+    )
+    page.write()
 
 
 if __name__ == "__main__":

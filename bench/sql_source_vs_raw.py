@@ -32,6 +32,7 @@ for path in (REPO_ROOT, REPO_ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+import _results  # noqa: E402  (bench/, first on sys.path: the page's results)
 import psycopg  # noqa: E402
 from filestream_vs_raw import (  # noqa: E402
     HIGH,
@@ -196,7 +197,9 @@ def main() -> None:
         help="py-spy record the first run's worker into this file (collapsed stacks; needs "
         "py-spy in the venv)",
     )
+    _results.add_option(parser, "sql_source_vs_raw")
     args = parser.parse_args()
+    results = _results.Results.from_args("sql_source_vs_raw", args)
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     url = make_database(args.rows)
     kit: list[dict[str, float]] = []
@@ -205,6 +208,7 @@ def main() -> None:
         with EmbeddedKafka() as kafka, tempfile.TemporaryDirectory() as tmp:
             bootstrap = kafka.bootstrap_servers
             for run in range(args.runs):
+                results.run()
                 # Alternate which side goes first: the broker keeps every record in memory.
                 profile = args.profile if run == 0 else None
                 for side in ("raw", "kit") if run % 2 == 0 else ("kit", "raw"):
@@ -248,6 +252,28 @@ def main() -> None:
         f"CPU per row kit/raw: {statistics.median(cpu_ratios):.2f}; per run: "
         + ", ".join(f"{r:.2f}" for r in cpu_ratios)
     )
+    results.figure(
+        "sql_source.steady",
+        "SQL source (PostgreSQL) / raw loop",
+        "rows/s",
+        [k["steady"] for k in kit],
+        baseline=[r["steady"] for r in raw],
+        baseline_name="psycopg cursor + json.dumps + producer",
+        kit_name="SqlSource under cdk standalone",
+        aim=_results.ratio_aim(">=", 0.7),
+        note=f"{args.rows:,} rows, batch {args.batch}; steady rate, 1% -> 99% of the records",
+    )
+    results.figure(
+        "sql_source.cpu",
+        "SQL source CPU per row / raw loop's, 1% -> 99%",
+        "us/row",
+        [k["us"] for k in kit],
+        baseline=[r["us"] for r in raw],
+        baseline_name="raw loop",
+        kit_name="SqlSource",
+        higher_is_better=False,
+    )
+    results.write()
 
 
 if __name__ == "__main__":

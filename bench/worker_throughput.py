@@ -24,6 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))  # the test connectors live in tests/connectors
 
+import _results  # noqa: E402  (bench/, first on sys.path: the page's results)
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition  # noqa: E402
 
 from cdk.converters import JsonConverter, SimpleHeaderConverter  # noqa: E402
@@ -256,10 +257,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="repeat; report the best of each")
     parser.add_argument("--bootstrap", help="an existing broker (default: an embedded one)")
     parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)
+    _results.add_option(parser, "worker_throughput")
     args = parser.parse_args()
     if args.count:
         count_topic(args.count[0], args.count[1], int(args.count[2]))
         return
+    results = _results.Results.from_args("worker_throughput", args)
+    every: list[list[float]] = []  # each run's measured
 
     n = args.records
     broker = None if args.bootstrap else EmbeddedKafka().start()
@@ -278,6 +282,7 @@ def main() -> None:
                 consumer_props = {**CONSUMER_DEFAULTS, **config.consumer_props("hand")}
                 best = [0.0, 0.0, 0.0, 0.0]  # source hand, source worker, sink hand, sink worker
                 for run in range(args.runs):
+                    results.run()
                     hand_topic, worker_topic = (f"bench-{uuid.uuid4().hex[:8]}" for _ in range(2))
                     create_topics(bootstrap, [hand_topic, worker_topic], partitions=1)
                     hand_first = run % 2 == 0  # alternate who goes first: the broker keeps data
@@ -293,6 +298,7 @@ def main() -> None:
                         else:
                             measured[3] = worker_sink(worker, hand_topic, n)
                     best = [max(b, m) for b, m in zip(best, measured, strict=True)]
+                    every.append(measured)
                     print(
                         f"run {run + 1}: source {measured[1]:,.0f}/{measured[0]:,.0f} "
                         f"({measured[1] / measured[0]:.0%}), sink {measured[3]:,.0f}/"
@@ -321,6 +327,23 @@ def main() -> None:
     print("|---|---:|---:|---:|")
     for name, hand, work in rows:
         print(f"| {name} | {hand:,.0f} | {work:,.0f} | {work / hand:.0%} |")
+    for key, title, hand_index in (
+        ("source", "generator source under the worker / hand-written loop", 0),
+        ("sink", "no-op sink under the worker / hand-written consume loop", 2),
+    ):
+        results.figure(
+            f"worker.{key}",
+            title,
+            "rec/s",
+            [m[hand_index + 1] for m in every],
+            baseline=[m[hand_index] for m in every],
+            baseline_name="hand-written confluent-kafka loop",
+            kit_name="worker",
+            aim=_results.ratio_aim(">=", 0.8),
+            note=f"{n:,} records of a 9-field Struct, one partition (the table above: best of "
+            "each column; the page: every run)",
+        )
+    results.write()
 
 
 if __name__ == "__main__":
