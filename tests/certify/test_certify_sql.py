@@ -4,7 +4,7 @@ One full run per dialect (the real CLI as a subprocess, every suite on the embed
 each in its own xdist group so that they spread over the workers. The SQLite run is also the
 ``--runtime distributed`` one: every check of the embedded run plus the distributed checks
 (OFF-09, RST-06, RBL-05, RBL-06) on the 2-worker standalone Spark cluster the run starts, so it
-is in the ``spark-certify`` group (``make test`` runs it with the other Spark tests).
+is in a ``spark-certify-sql`` group (``make test`` runs it with the other Spark tests).
 
 The dialect is chosen with ``CDK_SQL_DIALECT``, as the README says; PostgreSQL and MariaDB come
 from the machine's servers (``CDK_TEST_POSTGRES_URL`` / ``CDK_TEST_MARIADB_URL``) and are
@@ -57,7 +57,7 @@ _LIMIT = {
     "dialect",
     [
         # one Spark cluster at a time on a worker: the group of the other distributed runs
-        pytest.param("sqlite", marks=pytest.mark.xdist_group("spark-certify")),
+        pytest.param("sqlite", marks=pytest.mark.xdist_group("spark-certify-sql")),
         *(
             pytest.param(d, marks=pytest.mark.xdist_group(f"certify-sql-{d}"))
             for d in ("postgresql", "mariadb")

@@ -36,7 +36,7 @@ def test_other_runtimes_skip_them_with_the_reason(kafka_bootstrap: str, tmp_path
     ids=["source", "sink"],
 )
 @pytest.mark.slow
-@pytest.mark.xdist_group(SPARK_GROUP)
+@pytest.mark.xdist_group(f"{SPARK_GROUP}-pipelines")
 @pytest.mark.timeout(900)
 def test_the_reference_connectors_pass(
     driver: type[ConnectorDriver], ids: list[str], spark: Any, kafka_bootstrap: str, tmp_path: Path
@@ -67,7 +67,7 @@ BROKEN: list[tuple[type[ConnectorDriver], dict[str, list[str]]]] = [
     ("driver", "failures"), BROKEN, ids=[driver.__name__ for driver, _ in BROKEN]
 )
 @pytest.mark.slow
-@pytest.mark.xdist_group(SPARK_GROUP)
+@pytest.mark.xdist_group(f"{SPARK_GROUP}-pipelines")
 @pytest.mark.timeout(900)
 def test_broken_connector_fails(
     driver: type[ConnectorDriver],

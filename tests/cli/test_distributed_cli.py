@@ -99,7 +99,7 @@ def _spark_placement_available() -> bool:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # a JVM of its own: its start takes minutes on a loaded machine
-@pytest.mark.xdist_group("spark")
+@pytest.mark.xdist_group("spark-cli")
 @pytest.mark.skipif(not _spark_placement_available(), reason="needs pyspark and cdk.spark")
 def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
     tmp_path: Path, kafka_bootstrap: str
@@ -157,7 +157,7 @@ def test_runs_a_connector_on_local_spark_and_stops_on_sigterm(
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-@pytest.mark.xdist_group("spark")
+@pytest.mark.xdist_group("spark-cli")
 @pytest.mark.skipif(not _spark_placement_available(), reason="needs pyspark and cdk.spark")
 def test_a_new_topic_reaches_a_sink_on_local_spark_in_seconds_and_task_lines_carry_context(
     tmp_path: Path, kafka_bootstrap: str

@@ -15,7 +15,10 @@ import pytest
 
 from cdk.spark import register, session_conf
 
-#: The xdist group of the tests that use the shared local SparkSession.
+#: The prefix of the xdist groups of the modules that use the module's local SparkSession: a group
+#: per module (``f"{SPARK_GROUP}-batch"``), so that its tests share the session on one worker
+#: while the modules spread over the workers (one group for all of them put a third of the Spark
+#: phase on one worker).
 SPARK_GROUP = "spark-ds"
 
 

@@ -35,7 +35,7 @@ from tests.runtime.distributed._support import wait_states as wait_for_states
 from tests.runtime.rest.test_rest import replay
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark"), pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark-e2e"), pytest.mark.timeout(600)]
 
 #: Seconds for Spark to schedule a generation on a loaded 2-core machine.
 SPARK_TIMEOUT = 180.0

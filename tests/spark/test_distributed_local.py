@@ -27,7 +27,7 @@ from tests.integration._support import (
 )
 from tests.runtime.distributed._support import distributed_props
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark-local")]
 
 
 def _props(bootstrap: str) -> dict[str, str]:

@@ -11,7 +11,11 @@ import pytest
 
 from tests.spark.conftest import SPARK_GROUP
 
-pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.xdist_group(f"{SPARK_GROUP}-batch"),
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+]
 
 
 def test_filestream_lines_read_in_batch(spark: Any, tmp_path: Path) -> None:

@@ -18,7 +18,11 @@ from harness.providers.tls import TlsKafka
 from tests._schema_registry import schema_registry
 from tests.spark.conftest import SPARK_GROUP
 
-pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.xdist_group(f"{SPARK_GROUP}-kafka"),
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+]
 
 
 def _topic(kafka: EmbeddedKafka, partitions: int = 2) -> str:

@@ -11,7 +11,11 @@ import pytest
 
 from tests.spark.conftest import SPARK_GROUP
 
-pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.xdist_group(f"{SPARK_GROUP}-sink-stream"),
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+]
 
 SINK = "tests.spark._offset_sink:OffsetSinkConnector"
 

@@ -33,7 +33,11 @@ from tests.integration._support import (
 )
 from tests.runtime.distributed._support import distributed_props, wait_states
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark"), pytest.mark.timeout(600)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("spark-placement"),
+    pytest.mark.timeout(600),
+]
 
 log = logging.getLogger(__name__)
 
