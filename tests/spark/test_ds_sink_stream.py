@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests._wait import wait_until
 from tests.spark.conftest import SPARK_GROUP
 
 pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow, pytest.mark.timeout(900)]
@@ -16,7 +17,9 @@ pytestmark = [pytest.mark.xdist_group(SPARK_GROUP), pytest.mark.slow, pytest.mar
 SINK = "tests.spark._offset_sink:OffsetSinkConnector"
 
 
-def _stream(spark: Any, source: Path, db: Path, checkpoint: Path, fail: Path) -> None:
+def _stream(
+    spark: Any, source: Path, db: Path, checkpoint: Path, fail: Path, **options: str
+) -> None:
     df = (
         spark.readStream.format("cdk")
         .schema("value STRING")
@@ -35,6 +38,7 @@ def _stream(spark: Any, source: Path, db: Path, checkpoint: Path, fail: Path) ->
         .option("topics", "out")
         .option("tasks.max", "2")
         .option("checkpointLocation", str(checkpoint))
+        .options(**options)
         .trigger(availableNow=True)
         .start()
     )
@@ -62,6 +66,35 @@ def test_a_replayed_micro_batch_writes_nothing_twice(spark: Any, tmp_path: Path)
     _stream(spark, source, db, checkpoint, fail)
     stored = _stored(db)
     assert sorted(stored) == sorted(f"line {i}" for i in range(120))  # each row once
+
+
+def test_a_sink_task_lives_across_micro_batches_and_stops_when_idle(
+    spark: Any, tmp_path: Path
+) -> None:
+    source, db, events = tmp_path / "in.txt", tmp_path / "out.db", tmp_path / "events"
+    source.write_text("".join(f"line {i}\n" for i in range(400)))  # 8 micro-batches
+    _stream(
+        spark,
+        source,
+        db,
+        tmp_path / "chk",
+        tmp_path / "no-failure",
+        **{"events.file": str(events), "cdk.sink.idle.ms": "400"},
+    )
+    assert sorted(_stored(db)) == sorted(f"line {i}" for i in range(400))  # each row once
+
+    def tasks(kind: str) -> list[str]:
+        lines = events.read_text().splitlines()
+        return [line.split(" ", 1)[1] for line in lines if line.startswith(kind + " ")]
+
+    opens, started = tasks("open"), tasks("start")
+    assert len(opens) >= 16, opens  # each micro-batch opened both partitions
+    processes = {s.split()[0] for s in started}
+    # one task per partition and Python worker, not one per micro-batch and partition
+    assert len(started) <= 2 * len(processes) < len(opens), (started, opens)
+    # idle for cdk.sink.idle.ms once the query ended: every task stopped, each once
+    wait_until(lambda: len(tasks("stop")) >= len(started), 60, message="the kept tasks stopped")
+    assert sorted(tasks("stop")) == sorted(started)
 
 
 def test_batch_write_through_the_offset_sink(spark: Any, tmp_path: Path) -> None:
