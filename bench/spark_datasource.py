@@ -12,7 +12,9 @@ and the streaming pipeline end to end: SQLite source → ``readStream`` → ``wr
 SQLite sink (upsert), ``Trigger.AvailableNow``, until every row is stored (after one warm-up
 run of the pipeline over 1,000 rows, as the reads are measured after a warm-up read).
 
-Run with ``.venv/bin/python bench/spark_datasource.py [--records N] [--runs R]`` (medians).
+Run with ``.venv/bin/python bench/spark_datasource.py [--records N] [--runs R]`` (medians);
+``--only stream`` measures only the SQLite batch read and the streaming pipeline (the figure
+streaming write / batch read, aim at least 0.8x).
 """
 
 from __future__ import annotations
@@ -149,6 +151,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=1, help="repeat; medians are printed")
+    parser.add_argument(
+        "--only",
+        choices=["all", "stream"],
+        default="all",
+        help="stream: only the SQLite batch read and the streaming pipeline",
+    )
     args = parser.parse_args()
     n, runs = args.records, args.runs
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -190,6 +198,12 @@ def main() -> None:
                 # Each run measures the worker and Spark one after the other, so that the
                 # ratios of a run compare the two under the same load.
                 for run in range(runs):
+                    if args.only == "stream":
+                        results.setdefault(DB_SPARK, []).append(spark_read(spark, sqlite_source, n))
+                        results.setdefault(STREAM, []).append(
+                            streaming(spark, work, db, n, f"stream{run}")
+                        )
+                        continue
                     fs = {**file_source, "name": f"fs{run}", "topic": f"fs{run}-lines"}
                     results.setdefault(FS_WORKER, []).append(
                         worker(kafka, work, fs, f"fs{run}-lines", n)
@@ -217,10 +231,15 @@ def main() -> None:
         runs_text = ", ".join(f"{v:.2f}" for v in values)
         return f"{statistics.median(values):.2f}x" + (f" ({runs_text})" if runs > 1 else "")
 
+    stream = (
+        f"streaming pipeline / SQLite batch read {ratios(STREAM, DB_SPARK)} (aim: at least 0.8x)"
+    )
+    if args.only == "stream":
+        print(stream)
+        return
     print(
         f"spark.read / the worker: FileStream {ratios(FS_SPARK, FS_WORKER)}, SQLite "
-        f"{ratios(DB_SPARK, DB_WORKER)} (aim: at least 1.0x); streaming pipeline / SQLite "
-        f"batch read {ratios(STREAM, DB_SPARK)} (aim: at least 0.5x)"
+        f"{ratios(DB_SPARK, DB_WORKER)} (aim: at least 1.0x); {stream}"
     )
 
 
