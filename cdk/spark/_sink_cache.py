@@ -141,12 +141,12 @@ class SinkTaskCache:
                 log.exception("Stopping a sink task of %s failed", run.options.name)
 
     def _hook_exit(self) -> None:
-        if self._hooked:
-            return
-        self._hooked = True
-        atexit.register(self.close_all)
+        if not self._hooked:
+            self._hooked = True
+            atexit.register(self.close_all)
         if threading.current_thread() is not threading.main_thread():
             return
+        # again each time: PySpark's daemon resets both to the default before each Spark task
         for signum in (signal.SIGHUP, signal.SIGTERM):
             if signal.getsignal(signum) is signal.SIG_DFL:
                 signal.signal(signum, self._on_signal)
