@@ -203,6 +203,13 @@ def main() -> None:
                         results.setdefault(STREAM, []).append(
                             streaming(spark, work, db, n, f"stream{run}")
                         )
+                        read_rate, stream_rate = results[DB_SPARK][-1], results[STREAM][-1]
+                        print(
+                            f"run {run}: batch read {read_rate:,.0f} rows/s, streaming "
+                            f"{stream_rate:,.0f} rows/s, {stream_rate / read_rate:.2f}x "
+                            f"[load {os.getloadavg()[0]:.1f}]",
+                            flush=True,
+                        )
                         continue
                     fs = {**file_source, "name": f"fs{run}", "topic": f"fs{run}-lines"}
                     results.setdefault(FS_WORKER, []).append(
