@@ -18,7 +18,13 @@ SINK = "tests.spark._offset_sink:OffsetSinkConnector"
 
 
 def _stream(
-    spark: Any, source: Path, db: Path, checkpoint: Path, fail: Path, **options: str
+    spark: Any,
+    source: Path,
+    db: Path,
+    checkpoint: Path,
+    fail: Path,
+    source_options: dict[str, str] | None = None,
+    **options: str,
 ) -> None:
     df = (
         spark.readStream.format("cdk")
@@ -27,6 +33,7 @@ def _stream(
         .option("file", str(source))
         .option("topic", "lines")
         .option("cdk.max.records.per.batch", "50")
+        .options(**(source_options or {}))
         .load()
         .repartition(2)
     )
@@ -79,6 +86,7 @@ def test_a_sink_task_lives_across_micro_batches_and_stops_when_idle(
         db,
         tmp_path / "chk",
         tmp_path / "no-failure",
+        {"batch.size": "50"},  # polls of 50 lines: a micro-batch each
         **{"events.file": str(events), "cdk.sink.idle.ms": "400"},
     )
     assert sorted(_stored(db)) == sorted(f"line {i}" for i in range(400))  # each row once
