@@ -87,7 +87,7 @@ def test_a_sink_task_lives_across_micro_batches_and_stops_when_idle(
         tmp_path / "chk",
         tmp_path / "no-failure",
         {"batch.size": "50"},  # polls of 50 lines: a micro-batch each
-        **{"events.file": str(events), "cdk.sink.idle.ms": "400"},
+        **{"events.file": str(events), "cdk.sink.idle.ms": "3000"},
     )
     assert sorted(_stored(db)) == sorted(f"line {i}" for i in range(400))  # each row once
 
