@@ -97,9 +97,9 @@ def test_a_sink_task_lives_across_micro_batches_and_stops_when_idle(
 
     opens, started = tasks("open"), tasks("start")
     assert len(opens) >= 16, opens  # each micro-batch opened both partitions
-    processes = {s.split()[0] for s in started}
-    # one task per partition and Python worker, not one per micro-batch and partition
-    assert len(started) <= 2 * len(processes) < len(opens), (started, opens)
+    # about one task per partition and Python worker (more when a gap between micro-batches
+    # outlasted cdk.sink.idle.ms), not one per micro-batch and partition
+    assert 2 * len(started) <= len(opens), (started, opens)
     # idle for cdk.sink.idle.ms once the query ended: every task stopped, each once
     wait_until(lambda: len(tasks("stop")) >= len(started), 60, message="the kept tasks stopped")
     assert sorted(tasks("stop")) == sorted(started)
