@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json_str
@@ -17,7 +18,7 @@ from typing import Any, Literal
 from cdk.api import Connector, SinkConnector, SourceConnector
 from cdk.errors import ConfigException, ConnectException
 
-__all__ = ["Options", "canonical", "parse_options", "start_connector"]
+__all__ = ["Options", "canonical", "parse_options", "plugins", "start_connector"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,13 @@ KIT_OPTIONS: dict[str, tuple[str, str]] = {
     "cdk.retry.timeout.ms": (
         "60000",
         "How long a task's RetriableException is retried before the Spark task fails.",
+    ),
+    "cdk.sink.idle.ms": (
+        "0",
+        "Streaming writes: above 0, a sink task stays started in the executor's Python worker "
+        "for the query's next micro-batches, and is stopped after this long without one (its "
+        "stop() then comes from a thread of the kit); 0: a task per micro-batch and partition, "
+        "stopped at its end.",
     ),
 }
 
@@ -100,6 +108,7 @@ class Options:
     batch_size: int
     write_id: int | None
     retry_timeout_ms: int
+    sink_idle_ms: int = 0
 
     @property
     def name(self) -> str:
@@ -164,6 +173,7 @@ def parse_options(options: Mapping[str, str]) -> Options:
         batch_size=_int(items, "cdk.batch.size", 1),
         write_id=_int(items, "cdk.write.id", 0) if write_id_raw else None,
         retry_timeout_ms=_int(items, "cdk.retry.timeout.ms", 0),
+        sink_idle_ms=_int(items, "cdk.sink.idle.ms", 0),
     )
 
 
@@ -178,6 +188,26 @@ def _validate(connector: Connector, config: dict[str, str]) -> None:
         )
 
 
+_plugins: Any = None
+_plugins_lock = threading.Lock()
+
+
+def plugins() -> Any:
+    """The process's :class:`~cdk.runtime.Plugins` (discovery runs once per process).
+
+    Spark's Python workers live across tasks, and each micro-batch plans, writes and commits
+    through the connector's classes: discovering the plugins again each time (every plugin's
+    ``version()``, the entry points) cost a good part of a micro-batch.
+    """
+    global _plugins
+    with _plugins_lock:
+        if _plugins is None:
+            from cdk.runtime import Plugins
+
+            _plugins = Plugins()
+        return _plugins
+
+
 def start_connector(
     options: Options, kind: Literal["source", "sink"]
 ) -> tuple[Connector, list[dict[str, str]]]:
@@ -189,9 +219,7 @@ def start_connector(
         ConfigException: unknown class, wrong kind (a sink where a source is needed) or an
             invalid config, naming the key.
     """
-    from cdk.runtime import Plugins
-
-    connector = Plugins().new_connector(options.connector_class)
+    connector = plugins().new_connector(options.connector_class)
     if not isinstance(connector, SourceConnector if kind == "source" else SinkConnector):
         wanted = kind
         where = "read" if kind == "source" else "write"

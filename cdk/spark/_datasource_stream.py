@@ -9,7 +9,9 @@ restarted) has no such records: on the executors each task is restarted from the
 offsets and polled up to its end offsets (:func:`~cdk.spark._datasource_tasks.replay`), so a
 replayed batch yields the same records. Writes: each micro-batch's partitions go through sink
 tasks whose record offsets derive from the batch id, so a sink that stores offsets writes a
-replayed batch once.
+replayed batch once. A sink task stays started in the executor's Python worker for the query's
+next micro-batch of its partition (:mod:`cdk.spark._sink_cache`); each micro-batch still opens
+its partitions, puts, pre-commits and closes them, as a task started for it would.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ log = logging.getLogger(__name__)
 
 #: The local property Spark's micro-batch execution sets to the batch id.
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
+#: The local property Spark's stream execution sets to the query's id (kept across restarts
+#: from its checkpoint; a new checkpoint, a new id).
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
 Offsets = list[dict[str, str]]
 
@@ -404,8 +409,13 @@ class ConnectorStreamWriter(DataSourceStreamArrowWriter):
             )
         maker = ArrowSinkRecordMaker(self.schema, self.topic)
         config = self.configs[partition % len(self.configs)]
+        query = context.getLocalProperty(QUERY_ID_PROPERTY) if context is not None else None
+        keep = None
+        if query and self.options.sink_idle_ms > 0:
+            # the same query and partition with the same configs: the task of the batch before
+            keep = (query, partition, canonical(self.options.config), canonical(config))
         written, skipped = write_arrow_partition(
-            iterator, self.options, config, maker, int(raw), partition
+            iterator, self.options, config, maker, int(raw), partition, keep
         )
         return SinkCommitMessage(partition, written, skipped)
 

@@ -20,7 +20,8 @@ from cdk.api import (
 from cdk.errors import ConnectException, RetriableException
 from cdk.runtime._contexts import WorkerSinkTaskContext, WorkerSourceTaskContext
 from cdk.runtime._gc import pace_gc_for_records
-from cdk.spark._datasource_options import Options, canonical
+from cdk.spark._datasource_options import Options, canonical, plugins
+from cdk.spark._sink_cache import SINK_TASKS
 
 __all__ = [
     "SourceTaskRun",
@@ -53,9 +54,8 @@ class _MapOffsetReader(OffsetStorageReader):
 
 
 def _task_class(options: Options) -> type[Any]:
-    from cdk.runtime import Plugins
-
-    return Plugins().connector_class(options.connector_class)().task_class()
+    task_class: type[Any] = plugins().connector_class(options.connector_class)().task_class()
+    return task_class
 
 
 class SourceTaskRun:
@@ -225,6 +225,12 @@ class _SinkRun:
         self.task.pre_commit(offsets)  # the default flushes
         self.task.close(list(self.owner.assigned))
 
+    def reset(self) -> None:
+        """After :meth:`finish`: no partition assigned, as a task just started."""
+        self.owner.assigned.clear()
+        self.seek.clear()
+        self.last.clear()
+
 
 def write_partition(
     rows: Iterator[Any],
@@ -261,15 +267,22 @@ def write_arrow_partition(
     maker: Any,
     write_id: int,
     partition: int,
+    keep: tuple[Any, ...] | None = None,
 ) -> tuple[int, int]:
     """:func:`write_partition` for Arrow record batches (an ``ArrowSinkRecordMaker``).
 
     The records of a batch are built column by column; a batch that cannot be built so goes
     row by row through the row path (``maker.rows``), exactly as :func:`write_partition` would.
+
+    ``keep`` is the key of a sink task kept in this process across writes
+    (:data:`~cdk.spark._sink_cache.SINK_TASKS`): the write takes the task left there (else
+    starts one) and leaves it there when it ended well (flushed and closed, as before a stop);
+    a write that failed stops it. None: a task of its own, stopped at the end.
     """
-    writer = _PartitionWriter(options, config, partition)
+    writer = _PartitionWriter(options, config, partition, keep)
     base = write_id << OFFSET_SHIFT
     n = 0
+    ended = False
     try:
         for batch in batches:
             records = maker.records(batch, partition, base | n)
@@ -281,8 +294,9 @@ def write_arrow_partition(
                     writer.add_row(row, maker.row_maker, base | (n + i))
             n += batch.num_rows
         writer.finish()
+        ended = True
     finally:
-        writer.stop()
+        writer.stop(ended)
     return writer.written, writer.skipped
 
 
@@ -293,8 +307,21 @@ class _PartitionWriter:
     are skipped.
     """
 
-    def __init__(self, options: Options, config: Mapping[str, str], partition: int) -> None:
-        self.run = _SinkRun(options, config)
+    def __init__(
+        self,
+        options: Options,
+        config: Mapping[str, str],
+        partition: int,
+        keep: tuple[Any, ...] | None = None,
+    ) -> None:
+        run = SINK_TASKS.take(keep) if keep is not None else None
+        if run is None:
+            run = _SinkRun(options, config)
+        else:
+            run.options = options
+        self.run = run
+        self._keep = keep
+        self._idle_ms = options.sink_idle_ms
         self.partition = partition
         self.batch_size = options.batch_size
         self.written = 0
@@ -356,5 +383,10 @@ class _PartitionWriter:
         self._flush()
         self.run.finish()
 
-    def stop(self) -> None:
-        self.run.task.stop()
+    def stop(self, ended: bool = False) -> None:
+        """Stop the task, or leave it for the next write of its key when it ``ended`` well."""
+        if ended and self._keep is not None and self._idle_ms > 0:
+            self.run.reset()
+            SINK_TASKS.give(self._keep, self.run, self._idle_ms)
+        else:
+            self.run.task.stop()

@@ -4,7 +4,9 @@
 exactly-once sinks do; every ``put`` stores the rows and the next offset of each partition in
 one transaction. Plain INSERTs with no key: a row delivered twice would be stored twice, so the
 tests see any duplicate. ``fail.flush.file``: when that file exists, ``flush`` deletes it and
-fails (after the puts were stored), which makes Spark replay the micro-batch.
+fails (after the puts were stored), which makes Spark replay the micro-batch. ``events.file``:
+each ``start``/``stop`` appends a line ``start <pid> <id>`` / ``stop <pid> <id>`` there (the
+task's process and object), and each ``open`` of a partition ``open <partition> <pid> <id>``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ CONFIG = (
     ConfigDef()
     .define("db", Type.STRING, importance=Importance.HIGH, documentation="SQLite file")
     .define("fail.flush.file", Type.STRING, "", importance=Importance.LOW, documentation="x")
+    .define("events.file", Type.STRING, "", importance=Importance.LOW, documentation="x")
 )
 
 
 def _connect(path: str) -> sqlite3.Connection:
-    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    # a task kept across micro-batches is stopped on the kit's own thread once idle
+    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     db.execute("CREATE TABLE IF NOT EXISTS rows (topic TEXT, part INT, off INT, value TEXT)")
     db.execute(
         "CREATE TABLE IF NOT EXISTS offsets (topic TEXT, part INT, next INT, "
@@ -44,9 +48,17 @@ class OffsetSinkTask(SinkTask):
         config = AbstractConfig(CONFIG, props)
         self._db = _connect(config.get_string("db"))
         self._fail = config.get_string("fail.flush.file")
+        self._events = config.get_string("events.file")
+        self._event("start")
+
+    def _event(self, what: str) -> None:
+        if self._events:
+            with open(self._events, "a") as f:
+                f.write(f"{what} {os.getpid()} {id(self)}\n")
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
         for tp in partitions:
+            self._event(f"open {tp.partition}")
             row = self._db.execute(
                 "SELECT next FROM offsets WHERE topic = ? AND part = ?", (tp.topic, tp.partition)
             ).fetchone()
@@ -73,6 +85,7 @@ class OffsetSinkTask(SinkTask):
             raise ConnectException("injected failure in flush")
 
     def stop(self) -> None:
+        self._event("stop")
         db = getattr(self, "_db", None)
         if db is not None:
             db.close()

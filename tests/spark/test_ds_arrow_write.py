@@ -31,6 +31,7 @@ from cdk.spark._datasource_options import parse_options
 from cdk.spark._datasource_rows import infer_schema
 from cdk.spark._datasource_tasks import write_arrow_partition, write_partition
 from harness.strategies import struct_schemas, values_for
+from tests._wait import wait_until
 
 UTC = dt.timezone.utc
 SINK = "tests.spark._offset_sink:OffsetSinkConnector"
@@ -231,3 +232,52 @@ def test_a_partition_written_from_batches_stores_what_rows_store(tmp_path: Path)
     # rows 0..5 of topic a were written before (ids 1, 2, 3 and 5; 0 and 4 are topic b)
     assert (written, skipped) == (26, 4)
     assert {json.loads(v)["id"] for _, _, _, v in stored} == set(range(30)) - {1, 2, 3, 5}
+
+
+def test_a_kept_sink_task_is_reused_skips_a_replay_and_is_stopped_on_failure_or_idle(
+    tmp_path: Path,
+) -> None:
+    """Writes of one key share a started task; a replayed write id is skipped by it as by a new
+    one; a failed write stops its task (nothing left); an idle task is stopped."""
+    from cdk.spark._sink_cache import SINK_TASKS
+
+    schema = T.StructType([T.StructField("id", T.LongType())])
+    arrow_schema = ArrowBatchMaker(schema).arrow_schema
+    db, events, fail = tmp_path / "out.db", tmp_path / "events", tmp_path / "fail-now"
+    options = parse_options(
+        {
+            "connector.class": SINK,
+            "db": str(db),
+            "topics": "t",
+            "events.file": str(events),
+            "fail.flush.file": str(fail),
+            "cdk.sink.idle.ms": "300",
+        }
+    )
+    config = dict(options.config)
+    maker = ArrowSinkRecordMaker(schema, "t")
+    key = ("query", 0, "config")
+
+    def write(batch_id: int) -> tuple[int, int]:
+        rows = [{"id": batch_id * 10 + i} for i in range(10)]
+        batch = pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+        return write_arrow_partition(iter([batch]), options, config, maker, batch_id, 0, key)
+
+    def lines(kind: str) -> list[str]:
+        return [x for x in events.read_text().splitlines() if x.startswith(kind + " ")]
+
+    assert [write(b) for b in range(3)] == [(10, 0)] * 3
+    assert len(lines("start")) == 1  # one task for the three writes
+    assert len(lines("open 0")) == 3  # its partition opened by each
+    assert write(2) == (0, 10)  # the replay of write 2: open() gave the stored offset
+    fail.touch()  # the next flush fails after the rows were stored
+    with pytest.raises(Exception, match="injected failure in flush"):
+        write(3)
+    assert len(SINK_TASKS) == 0  # the failed write's task was not left
+    assert len(lines("stop")) == 1  # but stopped
+    assert write(3) == (0, 10)  # a new task skips what the failed write stored
+    assert write(4) == (10, 0)
+    assert len(lines("start")) == 2
+    wait_until(lambda: len(lines("stop")) == 2, 30, message="the idle task stopped")
+    assert len(SINK_TASKS) == 0
+    assert sorted(json.loads(v)["id"] for _, _, _, v in _stored(db)) == list(range(50))
