@@ -170,9 +170,7 @@ class AssignmentLog:
             purpose="assignment storage",
             timeout_s=timeout_s,
             create=create,
-            # the leader writes it in transactions: read from the markers, as Kafka's
-            # read_committed consumer reads it (each COMMIT marker takes an offset)
-            stop_at_stable_offset=True,
+            transactional_writes=True,  # the leader's: a marker after each renewal
         )
 
     # ------------------------------------------------------------------ lifecycle

@@ -165,9 +165,7 @@ class KafkaConfigBackingStore:
             purpose="config storage",
             timeout_s=timeout_s,
             create=create,
-            # the leader writes it in transactions: read from the markers, as Kafka's
-            # read_committed consumer reads it (each COMMIT marker takes an offset)
-            stop_at_stable_offset=True,
+            transactional_writes=True,  # the leader's
         )
 
     # ------------------------------------------------------------------ lifecycle
