@@ -82,8 +82,8 @@ def test_a_transactional_topic_read_by_the_fallback_consumer_takes_markers_at_on
     kafka_bootstrap: str,
 ) -> None:
     """Compressed batches send the log to its librdkafka consumer (the marker-aware reader
-    cannot read them); there, a gap of one offset in a topic written in transactions is a
-    marker, taken without a re-read: 200 transactions come well within the 5 s allowed."""
+    cannot read them); there, the holes of the markers are looked up in the raw batches, not
+    read again: 200 transactions come well within the 5 s allowed."""
     topic = f"log-{uuid.uuid4().hex[:10]}"
     create_topics(kafka_bootstrap, [topic], partitions=1, config={"cleanup.policy": "compact"})
     txn = Producer(
