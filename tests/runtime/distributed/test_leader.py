@@ -74,8 +74,8 @@ def test_a_log_of_many_committed_transactions_is_read_to_its_end_at_once(
 
     A driver that starts late reads the assignments topic past hundreds of markers. Read as
     possible skipped records, each such gap cost a re-read (about 0.24 s each on the embedded
-    broker) and a driver timed out at startup; read from the markers, a topic of 200
-    transactions comes at once, well within the 5 s this reader is given.
+    broker) and a driver timed out at startup; with the markers found in the raw batches, a
+    topic of 200 transactions comes at once, well within the 5 s this reader is given.
     """
     topic = f"lease-{uuid.uuid4().hex[:8]}"
     writer = TransactionalWriter(f"connect-cluster-{topic}", {"bootstrap.servers": kafka_bootstrap})
