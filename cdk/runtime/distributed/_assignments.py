@@ -170,6 +170,7 @@ class AssignmentLog:
             purpose="assignment storage",
             timeout_s=timeout_s,
             create=create,
+            transactional_writes=True,  # the leader's: a marker after each renewal
         )
 
     # ------------------------------------------------------------------ lifecycle

@@ -165,6 +165,7 @@ class KafkaConfigBackingStore:
             purpose="config storage",
             timeout_s=timeout_s,
             create=create,
+            transactional_writes=True,  # the leader's
         )
 
     # ------------------------------------------------------------------ lifecycle

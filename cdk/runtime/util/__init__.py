@@ -7,7 +7,7 @@ and :class:`KafkaBasedLog` use it); :func:`ensure_topic` creates the topics the 
 needs; :func:`combine_futures` and :func:`completed_future` join the futures of error reports;
 :class:`CommittedReader` and :func:`read_committed` read a topic as a ``read_committed``
 consumer does on Kafka, from the transaction markers (the embedded broker does not hide aborted
-transactions itself).
+transactions itself); :class:`MarkerProbe` finds which offsets of a topic hold those markers.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from cdk.runtime.util._committed import (
     CommittedMessage,
     CommittedReader,
+    MarkerProbe,
     UnsupportedFetch,
     read_committed,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "CommittedReader",
     "FetchGaps",
     "KafkaBasedLog",
+    "MarkerProbe",
     "check_compacted",
     "combine_futures",
     "completed_future",

@@ -39,6 +39,7 @@ __all__ = [
     "CommittedMessage",
     "CommittedReader",
     "FetchTimedOut",
+    "MarkerProbe",
     "UnsupportedFetch",
     "read_committed",
 ]
@@ -440,6 +441,69 @@ class CommittedReader:
         """Close the connections (a later read opens them again)."""
         for address in list(self._connections):
             self._drop(address)
+
+
+class MarkerProbe:
+    """Which offsets of a topic hold transaction markers (control records), from raw fetches.
+
+    A librdkafka consumer never receives the markers, so each one looks like a hole of one
+    offset; on the embedded broker a hole can also be records the fetch skipped. A fetch of
+    the raw batches from the hole's first offset tells them apart: an offset is a marker only
+    when a control batch was seen there. One fetch covers every marker up to about a megabyte
+    on, so a reader past hundreds of transactions fetches once, not once per marker.
+
+    Args:
+        topic: the topic.
+        leaders: where each partition's leader listens (see :data:`Leaders`).
+        timeout_s: how long one socket operation may take.
+        client_id: the client id the broker sees.
+    """
+
+    def __init__(
+        self, topic: str, leaders: Leaders, *, timeout_s: float = 30.0, client_id: str = "cdk"
+    ) -> None:
+        self._reader = CommittedReader(topic, leaders, timeout_s=timeout_s, client_id=client_id)
+        self._leaders = leaders
+        #: partition -> the marker offsets seen at or past the last hole asked about
+        self._markers: dict[int, set[int]] = {}
+
+    def only_markers(self, partition: int, first: int, end: int) -> bool:
+        """Whether every offset from ``first`` up to ``end`` (excluded) holds a marker.
+
+        False when any of them does not, or the broker cannot be asked (the caller reads the
+        hole again instead).
+        """
+        if end <= first:
+            return True
+        known = self._markers.setdefault(partition, set())
+        known.difference_update([o for o in known if o < first])
+        if all(o in known for o in range(first, end)):
+            return True
+        try:
+            self._learn(partition, first, known)
+        except (OSError, EOFError, UnsupportedFetch) as exc:
+            log.debug(
+                "%s[%d]: no marker fetch at %d (%s)", self._reader.topic, partition, first, exc
+            )
+            self._reader.close()
+            return False
+        return all(o in known for o in range(first, end))
+
+    def _learn(self, partition: int, first: int, known: set[int]) -> None:
+        address = self._leaders(partition, False)
+        answer = self._reader._fetch(address, [(partition, first)]).get(partition)
+        if answer is None or answer[0]:
+            return
+        try:
+            for _base, attributes, _producer, batch in _batches(answer[2]):
+                if attributes & 0x20:
+                    known.update(offset for offset, *_rest in batch if offset >= first)
+        except UnsupportedFetch:
+            pass  # a compressed batch: the markers before it are known
+
+    def close(self) -> None:
+        """Close the connection (a later question opens it again)."""
+        self._reader.close()
 
 
 def read_committed(

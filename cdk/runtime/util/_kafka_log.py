@@ -6,6 +6,10 @@ on :meth:`~KafkaBasedLog.start`, hands every record it reads to a callback, read
 the topic on demand (so a store sees what other processes wrote), and writes records and waits for
 the broker to acknowledge them. A fetch that skips records the broker holds is noticed and read
 again (:class:`~cdk.runtime.util.FetchGaps`), so the callback sees every record, in order.
+In a topic written in transactions (``transactional_writes``), a hole is first looked up in the
+raw record batches (:class:`~cdk.runtime.util.MarkerProbe`): one of transaction markers only,
+which no consumer receives, is not read again (one fetch finds the markers of hundreds of
+transactions, where a re-read per marker made a late reader of a busy topic time out).
 
 A topic written in transactions (the offsets topic of exactly-once workers,
 ``stop_at_stable_offset``) is read with :class:`~cdk.runtime.util.CommittedReader` instead of
@@ -27,7 +31,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cdk.errors import ConfigException, ConnectException
-from cdk.runtime.util._committed import CommittedReader, FetchTimedOut, UnsupportedFetch
+from cdk.runtime.util._committed import (
+    CommittedReader,
+    FetchTimedOut,
+    MarkerProbe,
+    UnsupportedFetch,
+)
 from cdk.runtime.util._fetch_gaps import FetchGaps
 from cdk.runtime.util._topics import ensure_topic
 
@@ -69,6 +78,9 @@ class KafkaBasedLog:
         stop_at_stable_offset: the topic is written in transactions: read it as a
             ``read_committed`` consumer reads it on Kafka, from the transaction markers (see
             the module's docstring).
+        transactional_writes: the topic is written in transactions, in part at least (it may
+            be read with a librdkafka consumer still): a hole of transaction markers only is
+            not read again (see the module's docstring). Implied by ``stop_at_stable_offset``.
     """
 
     def __init__(
@@ -84,6 +96,7 @@ class KafkaBasedLog:
         timeout_s: float = 30.0,
         create: bool = True,
         stop_at_stable_offset: bool = False,
+        transactional_writes: bool = False,
     ) -> None:
         self.topic = topic
         self.bootstrap_servers = bootstrap_servers
@@ -98,6 +111,8 @@ class KafkaBasedLog:
         #: stops moving below the end is taken to have reached the last stable offset (an open
         #: transaction) after ``_STALLED_S``, as Kafka's answer would end it
         self.stop_at_stable_offset = stop_at_stable_offset
+        self._transactional = transactional_writes or stop_at_stable_offset
+        self._markers: MarkerProbe | None = None
         self._committed: CommittedReader | None = None
         self._leaders: dict[int, tuple[str, int]] = {}
         self._admin: Any = None
@@ -195,9 +210,18 @@ class KafkaBasedLog:
             self._next = {}
             self._gaps.forget()
             self._committed = None
-            if self.stop_at_stable_offset and _plaintext(self._client_config({})):
+            self._markers = None
+            plaintext = _plaintext(self._client_config({}))
+            if self._transactional and plaintext:
                 self._admin = admin
                 self._leaders = {}
+                self._markers = MarkerProbe(
+                    self.topic,
+                    self._leader,
+                    timeout_s=self._timeout_s,
+                    client_id=f"cdk-log-reader-{os.getpid()}",
+                )
+            if self.stop_at_stable_offset and plaintext:
                 self._committed = CommittedReader(
                     self.topic,
                     self._leader,
@@ -437,7 +461,15 @@ class KafkaBasedLog:
         if partition in rereading:
             return False
         expected = self._next.get(partition)
-        if expected is None or self._gaps.check((self.topic, partition), expected, offset):
+        if expected is None:
+            return True
+        if (
+            self._transactional
+            and not self._gaps.rereading
+            and self._only_markers(partition, expected, offset)
+        ):
+            return True  # transaction markers, which no consumer receives
+        if self._gaps.check((self.topic, partition), expected, offset):
             return True
         rereading.add(partition)
         from confluent_kafka import TopicPartition
@@ -450,6 +482,14 @@ class KafkaBasedLog:
             consumer.incremental_unassign([TopicPartition(self.topic, partition)])
             consumer.incremental_assign([TopicPartition(self.topic, partition, expected)])
         return False
+
+    def _only_markers(self, partition: int, first: int, end: int) -> bool:
+        """Whether the offsets from ``first`` up to ``end`` hold transaction markers only."""
+        if self._markers is not None:
+            return self._markers.only_markers(partition, first, end)
+        # TLS or SASL (the probe speaks plaintext), so a Kafka broker, which skips no records:
+        # a hole of one offset is a marker
+        return end == first + 1
 
     def poll(self, timeout_s: float) -> int:
         """Read what arrives within ``timeout_s`` (returning at the first batch); how many records.
@@ -547,6 +587,9 @@ class KafkaBasedLog:
         if self._committed is not None:
             self._committed.close()
             self._committed = None
+        if self._markers is not None:
+            self._markers.close()
+            self._markers = None
         self._admin = None
 
     def __repr__(self) -> str:
