@@ -175,6 +175,10 @@ def _generate(template: Path, answers: dict[str, Any], output_dir: Path, target:
                 repo_dir=str(template), context={"cookiecutter": answers}, output_dir=str(staging)
             )
         )
+        # The hooks import the new project's modules (its docs are generated from them): the
+        # bytecode that leaves behind is no part of the project.
+        for cache in sorted(rendered.rglob("__pycache__"), reverse=True):
+            shutil.rmtree(cache, ignore_errors=True)
         created = _files(rendered)
         if target.is_dir():
             shutil.copytree(rendered, target, dirs_exist_ok=True)
