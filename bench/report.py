@@ -464,6 +464,21 @@ def _svg(fig: Any) -> str:
     return re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
 
 
+def _aim_line(ax: Any, value: float, label: str) -> None:
+    """The aim as a dashed line across the plot, labelled at its right end."""
+    ax.axhline(value, color=AIM_COLOUR, linestyle="--", linewidth=1.2)
+    ax.annotate(
+        label,
+        (0.99, value),
+        xycoords=("axes fraction", "data"),
+        color=AIM_COLOUR,
+        ha="right",
+        va="bottom",
+        bbox=AIM_BOX,
+        zorder=5,
+    )
+
+
 def _aim_text(aim: dict[str, Any] | None) -> str:
     if aim is None:
         return "—"
@@ -500,17 +515,7 @@ def figure_plot(row: Row) -> str:
         )
     ax.axhline(statistics.median(kit), color=KIT_COLOUR, linestyle=":", linewidth=1)
     if row.aim is not None and row.aim["of"] == "value":
-        ax.axhline(row.aim["value"], color=AIM_COLOUR, linestyle="--", linewidth=1.2)
-        ax.annotate(
-            f"aim {_aim_text(row.aim)} {row.unit}",
-            (0.99, row.aim["value"]),
-            xycoords=("axes fraction", "data"),
-            color=AIM_COLOUR,
-            ha="right",
-            va="bottom",
-            bbox=AIM_BOX,
-            zorder=5,
-        )
+        _aim_line(ax, row.aim["value"], f"aim {_aim_text(row.aim)} {row.unit}")
     ax.set_xticks(x, [f"run {i}" for i in x])
     ax.set_ylabel(row.unit)
     top = max([*kit, *base]) * 1.45  # room for the legend above the bars
@@ -525,17 +530,7 @@ def figure_plot(row: Row) -> str:
         ax2.axhline(statistics.median(ratios), color=KIT_COLOUR, linestyle=":", linewidth=1)
         top = max(ratios)
         if row.aim is not None and row.aim["of"] == "ratio":
-            ax2.axhline(row.aim["value"], color=AIM_COLOUR, linestyle="--", linewidth=1.2)
-            ax2.annotate(
-                f"aim {_aim_text(row.aim)}",
-                (0.99, row.aim["value"]),
-                xycoords=("axes fraction", "data"),
-                color=AIM_COLOUR,
-                ha="right",
-                va="bottom",
-                bbox=AIM_BOX,
-                zorder=5,
-            )
+            _aim_line(ax2, row.aim["value"], f"aim {_aim_text(row.aim)}")
             top = max(top, row.aim["value"])
         ax2.set_ylim(0, top * 1.2)
         ax2.set_xticks(x, [f"run {i}" for i in x])
