@@ -9,7 +9,7 @@ from typing import Any
 from cdk.kafka import consumer_config, list_topics, new_consumer
 from harness._driver import Delivery
 from harness.certify._checks import CheckFailed, check
-from harness.certify._context import CheckContext, WorkerHandle
+from harness.certify._context import CheckContext, WorkerHandle, read_holes_again
 from harness.certify.suites._faults import FailOnIds, with_transform
 from harness.certify.suites.err._common import RecordFlow, json_converter
 
@@ -216,12 +216,12 @@ def _read_dlq(ctx: CheckContext, dlq: str, count: int) -> list[Any]:
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     deadline = time.monotonic() + DLQ_S
-    consumer = new_consumer(
-        consumer_config(
-            ctx.bootstrap_servers, overrides={"fetch.wait.max.ms": 50, **ctx.kafka_config}
-        )
+    config = consumer_config(
+        ctx.bootstrap_servers, overrides={"fetch.wait.max.ms": 50, **ctx.kafka_config}
     )
+    consumer = new_consumer(config)
     messages: list[Any] = []
+    holes_checked = -1
     try:
         while dlq not in list_topics(ctx.admin_config):
             if time.monotonic() >= deadline:
@@ -235,6 +235,9 @@ def _read_dlq(ctx: CheckContext, dlq: str, count: int) -> list[Any]:
             now = time.monotonic()
             if len(messages) >= count and now - last_new >= DLQ_IDLE_S:
                 return messages
+            if holes_checked != len(messages) and now - last_new >= DLQ_IDLE_S:
+                holes_checked = len(messages)  # a fetch may have skipped what is missing
+                messages.extend(read_holes_again(config, messages))
             if now >= deadline:
                 return messages
             for msg in consumer.consume(100, timeout=0.1):
