@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PIP    := $(BIN)/python -m pip
 
-.PHONY: help venv demo reference quickstart dist test test-spark lint typecheck unit bench docs clean
+.PHONY: help venv demo reference quickstart dist test test-spark test-durations lint typecheck unit bench docs clean
 
 help:
 	@echo "make demo   - set up .venv and run the main job on the embedded default: cdk new a"
@@ -19,6 +19,7 @@ help:
 	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers, then the Spark ones on"
 	@echo "              SPARK_WORKERS=$(SPARK_WORKERS); 0 runs them in one process)"
 	@echo "make test-spark - only the tests that start Spark (JVMs, standalone clusters), on SPARK_WORKERS=$(SPARK_WORKERS)"
+	@echo "make test-durations - both test phases, writing what each xdist unit took to tests/durations.json (slowest run first)"
 	@echo "make docs   - build the Sphinx site into $(DOCS_OUT) (warnings are errors)"
 	@echo "make dist   - build the kit's sdist and wheel into $(DIST)/ (to install it elsewhere)"
 	@echo "make bench  - run the benchmarks in bench/ (not tests) and write their page, bench/report.html"
@@ -100,10 +101,15 @@ SPARK_WORKERS  ?= 2
 PYTEST_ARGS ?=
 
 unit: $(STAMP)
-	$(TIMED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not spark" $(PYTEST_ARGS)
+	$(TIMED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not spark" $(PYTEST_ARGS)
 
 test-spark: $(STAMP)
-	$(TIMED) $(BIN)/pytest -n $(SPARK_WORKERS) --dist loadgroup -m spark $(PYTEST_ARGS)
+	$(TIMED) $(BIN)/pytest -n $(SPARK_WORKERS) --dist loadgroup --no-loadscope-reorder -m spark $(PYTEST_ARGS)
+
+# Both phases schedule their slowest units first (tests/conftest.py, from tests/durations.json):
+# a long unit that starts last ends its phase alone. This runs them and writes what each took.
+test-durations: $(STAMP)
+	$(MAKE) unit test-spark PYTEST_ARGS="--store-durations $(PYTEST_ARGS)"
 
 # The Sphinx site (user guide, generated config references, checklist, API reference).
 # Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,
