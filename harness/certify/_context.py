@@ -941,20 +941,19 @@ class ProcessWorker:
 # ---------------------------------------------------------------------------------------------
 
 
-#: How long a read of the holes in a partition's offsets may take (see _read_holes_again).
+#: How long a read of the holes in a partition's offsets may take (see read_holes_again).
 _HOLES_TIMEOUT_S = 5.0
 
 
 def read_holes_again(config: Mapping[str, Any], raw: Sequence[Any]) -> list[Any]:
     """Read each partition again from its first hole in offsets; the records found there.
 
-    A consumer of its own (``config``) reads, so the caller's goes on where it was.
-
     The embedded broker sometimes answers a fetch with records that begin past the offset
     asked for although it holds the ones in between (``cdk.runtime.util.FetchGaps``), and a
     check that counted what it read would blame the connector for records the broker has. A
     hole is also a transaction marker or a compacted record; reading again from it finds
-    nothing new then, at the cost of one fetch per partition with holes.
+    nothing new then, at the cost of one fetch per partition with holes. A consumer of its own
+    (``config``) reads, so the caller's goes on where it was.
     """
     offsets: dict[tuple[str, int], list[int]] = {}
     for msg in raw:
