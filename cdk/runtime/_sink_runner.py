@@ -1090,6 +1090,8 @@ class WorkerSinkTask(WorkerTask):
         gate = self.join_before_leave
         if self._assignments > 0 or gate is None or not gate():
             return
+        if not self._joining(consumer):
+            return
         self._leaving = True
         deadline = time.monotonic() + JOIN_BEFORE_LEAVE_S
         while self._assignments == 0 and time.monotonic() < deadline:
@@ -1103,6 +1105,30 @@ class WorkerSinkTask(WorkerTask):
                 self,
                 JOIN_BEFORE_LEAVE_S,
             )
+
+
+    def _joining(self, consumer: Any) -> bool:
+        """Whether the consumer may have asked to join its group (it may, unless shown not).
+
+        librdkafka sends no JoinGroup while none of the subscribed topics exists (it waits
+        for one to appear in its metadata), so a sink whose topics are all missing, or that
+        subscribed to nothing (a ``topics.regex`` that matches no topic yet), has no join to
+        finish: waiting for one would only hold its stop until the graceful timeout. The
+        metadata asked here also reaches the consumer's own, so a topic created meanwhile
+        counts as a join that may have started.
+        """
+        if not self._subscribed:
+            return False
+        try:
+            metadata = consumer.list_topics(timeout=_TOPICS_LIST_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - unknown: assume a join may be under way
+            return True
+        return any(
+            t in metadata.topics
+            and metadata.topics[t].error is None
+            and metadata.topics[t].partitions
+            for t in self._subscribed
+        )
 
 
 def _kafka_partitions(partitions: set[TopicPartition]) -> list[Any]:

@@ -19,7 +19,14 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from cdk.runtime._sink_runner import consumer_group_id
 from tests._wait import wait_until
 from tests.connectors.recording import read_store
-from tests.integration._support import STRING, Connect, make_topic, recording_config, unique
+from tests.integration._support import (
+    STRING,
+    Connect,
+    create_topics,
+    make_topic,
+    recording_config,
+    unique,
+)
 
 RECORDS_PER_PARTITION = 5
 
@@ -141,4 +148,43 @@ def test_a_sink_stopped_while_it_joins_leaves_a_group_the_next_task_can_join(
         60,
         0.1,
         lambda: f"the replacing task's records, have {read_store(store)}",
+    )
+
+
+def test_a_sink_whose_topic_does_not_exist_stops_without_waiting_for_a_join(
+    connect: Callable[..., Connect],
+    kafka_bootstrap: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No subscribed topic exists, so librdkafka never asked to join: nothing to wait for.
+
+    The task is reconfigured before its topic exists (its stop neither waits for a join nor
+    runs into the graceful timeout), then the topic is created and its records all arrive:
+    leaving without the wait did not leave the group stuck.
+    """
+    worker = connect()
+    topic = unique("missing")
+    name = unique("rec")
+    store = tmp_path / "store"
+    config = recording_config(topic, store)
+    config.update({"key.converter": STRING, "value.converter": STRING})
+    worker.rest.create(name, config)
+    worker.rest.wait_state(name, "RUNNING", tasks=1)
+    caplog.set_level("WARNING", logger="cdk.runtime")
+    worker.rest.put_config(name, {**config, "consumer.override.client.id": unique("again")})
+    worker.rest.wait_state(name, "RUNNING", tasks=1)
+    waited = [
+        r.getMessage()
+        for r in caplog.records
+        if "Graceful stop" in r.getMessage() or "before its first join" in r.getMessage()
+    ]
+    assert not waited, waited
+    create_topics(kafka_bootstrap, [topic], partitions=1)
+    _produce(kafka_bootstrap, topic, 1)
+    wait_until(
+        lambda: len(read_store(store).records) >= RECORDS_PER_PARTITION,
+        60,
+        0.1,
+        lambda: f"the records of the topic created later, have {read_store(store)}",
     )
