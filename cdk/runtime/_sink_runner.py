@@ -1106,7 +1106,6 @@ class WorkerSinkTask(WorkerTask):
                 JOIN_BEFORE_LEAVE_S,
             )
 
-
     def _joining(self, consumer: Any) -> bool:
         """Whether the consumer may have asked to join its group (it may, unless shown not).
 
