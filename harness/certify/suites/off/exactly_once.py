@@ -126,7 +126,7 @@ def _properties(ctx: CheckContext) -> dict[str, str]:
         "key.converter": JSON_CONVERTER,
         "value.converter": JSON_CONVERTER,
         "exactly.once.source.support": "enabled",
-        "session.timeout.ms": "6000",
+        "session.timeout.ms": "2500",
         "heartbeat.interval.ms": "500",
     }
 
