@@ -95,11 +95,15 @@ LOGICAL_KINDS: tuple[str, ...] = ("decimal", "date", "time", "timestamp")
 _UTC = _dt.timezone.utc
 _IDENT = r"[a-z_][a-z0-9_]{0,7}"
 _MAX_UNSCALED = 10**24
+# built once: hypothesis validates a strategy the first time it draws from it, which for a
+# regex costs far more than a draw
+_FIELD_NAMES = st.from_regex(_IDENT, fullmatch=True)
+_PARAMETER_NAMES = st.from_regex(r"p_[a-z0-9]{1,5}", fullmatch=True)
 
 
 def field_names() -> st.SearchStrategy[str]:
     """Field names valid everywhere (Connect, JSON, Avro): ``[a-z_][a-z0-9_]{0,7}``."""
-    return st.from_regex(_IDENT, fullmatch=True)
+    return _FIELD_NAMES
 
 
 @dataclass
@@ -132,7 +136,7 @@ def _add_metadata(draw: Draw[Any], builder: SchemaBuilder, ctx: _Ctx, *, named: 
         builder.parameters(
             draw(
                 st.dictionaries(
-                    st.from_regex(r"p_[a-z0-9]{1,5}", fullmatch=True),
+                    _PARAMETER_NAMES,
                     st.text(max_size=8),
                     max_size=2,
                 )
@@ -429,6 +433,13 @@ _INT_BOUNDS = {
     Type.LONG: (-(2**63), 2**63 - 1),
 }
 _CONFIG_TEXT = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=20)
+_LIST_TEXT = st.lists(
+    st.text(st.characters(exclude_categories=("Cs", "Cc"), exclude_characters=",")).filter(
+        lambda s: s.strip() != ""
+    ),
+    max_size=3,
+).map(",".join)
+_UNKNOWN_KEY = st.from_regex(r"unknown\.[a-z]{1,8}", fullmatch=True)
 #: Hostile config values: the strings SCH-09 sends (blank, padded, non-ASCII, control
 #: characters, quotes and metacharacters, 64 KiB), and what configs get wrong besides: long
 #: values (a 300-character URL is a file name too long for the OS), broken and odd URLs,
@@ -532,8 +543,7 @@ def _valid_config_values(key: ConfigKey) -> st.SearchStrategy[str]:
     elif key.type is Type.DOUBLE:
         choices.append(st.floats(allow_nan=False, allow_infinity=False).map(repr))
     elif key.type is Type.LIST:
-        item = st.text(st.characters(exclude_categories=("Cs", "Cc"), exclude_characters=","))
-        choices.append(st.lists(item.filter(lambda s: s.strip() != ""), max_size=3).map(",".join))
+        choices.append(_LIST_TEXT)
     elif key.type is Type.CLASS:
         choices.append(st.just("builtins.object"))
     else:  # STRING, PASSWORD
@@ -593,15 +603,13 @@ def hostile_config_values(key: ConfigKey) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-@st.composite
 def configs_for(
-    draw: Draw[Any],
     config_def: ConfigDef,
     *,
     base: Mapping[str, str] | None = None,
     invalid: bool = True,
     unknown_keys: bool = True,
-) -> dict[str, str]:
+) -> st.SearchStrategy[dict[str, str]]:
     """A configuration map for ``config_def``, as the REST API would pass it (``str -> str``).
 
     Every key of the definition is, independently, left out (or, with ``base``, kept as it is
@@ -617,21 +625,41 @@ def configs_for(
         invalid: whether invalid values may be drawn.
         unknown_keys: whether undefined keys may be added.
     """
-    config: dict[str, str] = dict(base or {})
     actions = ["drop", "valid"] + (["invalid"] if invalid else [])
     if base is not None:
         actions = ["keep", "keep", *actions]
-    for key in config_def.config_keys().values():
-        action = draw(st.sampled_from(actions))
+    # each key's strategies are built once: hypothesis validates a strategy the first time it
+    # draws from it, which for text and regex strategies costs far more than the draw
+    keys = [
+        (
+            key.name,
+            _valid_config_values(key),
+            _invalid_config_values(key) if invalid else None,
+        )
+        for key in config_def.config_keys().values()
+    ]
+    return _configs(dict(base or {}), keys, st.sampled_from(actions), unknown_keys)
+
+
+@st.composite
+def _configs(
+    draw: Draw[Any],
+    base: dict[str, str],
+    keys: list[tuple[str, st.SearchStrategy[str], st.SearchStrategy[str] | None]],
+    actions: st.SearchStrategy[str],
+    unknown_keys: bool,
+) -> dict[str, str]:
+    config = dict(base)
+    for name, valid, not_valid in keys:
+        action = draw(actions)
         if action == "keep":
             continue
         if action == "drop":
-            config.pop(key.name, None)
-        elif action == "valid":
-            config[key.name] = draw(_valid_config_values(key))
+            config.pop(name, None)
+        elif action == "valid" or not_valid is None:
+            config[name] = draw(valid)
         else:
-            config[key.name] = draw(_invalid_config_values(key))
+            config[name] = draw(not_valid)
     if unknown_keys and draw(st.integers(0, 4)) == 0:
-        name = draw(st.from_regex(r"unknown\.[a-z]{1,8}", fullmatch=True))
-        config.setdefault(name, draw(_CONFIG_TEXT))
+        config.setdefault(draw(_UNKNOWN_KEY), draw(_CONFIG_TEXT))
     return config
