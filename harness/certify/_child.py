@@ -51,6 +51,7 @@ __all__ = [
     "leaked_threads",
     "read_frame",
     "result_fields",
+    "serve",
     "write_frame",
 ]
 
@@ -133,8 +134,11 @@ def leaked_threads(before: set[threading.Thread], grace: float) -> list[str]:
 
 def main(argv: list[str]) -> None:
     """Run the job read from standard input; answer on the file descriptor ``argv[0]``."""
-    out = os.fdopen(int(argv[0]), "wb")
-    source = sys.stdin.buffer
+    serve(sys.stdin.buffer, os.fdopen(int(argv[0]), "wb"))
+
+
+def serve(source: IO[bytes], out: IO[bytes]) -> None:
+    """Run the job read from ``source``, answer on ``out``, then end the process."""
     os.environ.setdefault("PYTHONFAULTHANDLER", "1")
     try:
         sys.path[:] = read_frame(source)

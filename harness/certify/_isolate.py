@@ -47,6 +47,7 @@ from harness._driver import ConnectorDriver, SourceDriver
 from harness.certify._broker_grant import GRANTED
 from harness.certify._checks import Check, CheckResult
 from harness.certify._child import read_frame, write_frame
+from harness.certify._zygote import Forked, Zygote, ZygoteGone
 
 __all__ = [
     "DEFAULT_CHECK_TIMEOUT_S",
@@ -92,7 +93,7 @@ class Abandoned:
 @dataclass
 class _Child:
     number: int
-    proc: subprocess.Popen[bytes]
+    proc: subprocess.Popen[bytes] | Forked
     stdin: IO[bytes]
     dump: Path
     reader: threading.Thread
@@ -364,11 +365,14 @@ class _Scheduler:
         self.events: queue.Queue[tuple[int, Any]] = queue.Queue()
         self.abandoned: list[Abandoned] = []
         self.spawned = 0
+        #: Forks the children with the harness imported (None: each starts a fresh interpreter).
+        self.zygote: Zygote | None = None
         self.started_any = False
         self.startup = STARTUP_TIMEOUT_S if timeout is None else max(timeout, STARTUP_MIN_S)
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> list[Abandoned]:
+        self.zygote = Zygote.start(_child_env())
         try:
             while self.waiting or self.children:
                 self._dispatch()
@@ -387,6 +391,9 @@ class _Scheduler:
         finally:
             for child in list(self.children.values()):
                 self._end(child)
+            if self.zygote is not None:
+                self.zygote.close()
+                self.zygote = None
         return self.abandoned
 
     def _wait(self) -> float:
@@ -496,16 +503,8 @@ class _Scheduler:
         number = self.spawned
         read_end, write_end = os.pipe()
         dump = self.base / f"threads-{number}-{time.monotonic_ns()}.txt"
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.certify._child", str(write_end)],
-                stdin=subprocess.PIPE,
-                pass_fds=(write_end,),
-                start_new_session=True,  # its own process group: killed whole when abandoned
-                env=env,
-            )
+            proc, stdin = self._start_child(write_end)
         finally:
             os.close(write_end)
         reader = threading.Thread(
@@ -515,13 +514,12 @@ class _Scheduler:
         )
         reader.daemon = True
         reader.start()
-        assert proc.stdin is not None
-        child = _Child(number, proc, proc.stdin, dump, reader)
+        child = _Child(number, proc, stdin, dump, reader)
         self.children[number] = child
         try:
-            write_frame(proc.stdin, list(sys.path))
+            write_frame(stdin, list(sys.path))
             write_frame(
-                proc.stdin,
+                stdin,
                 {
                     **self.job,
                     "workdir": str(self.base),
@@ -532,6 +530,33 @@ class _Scheduler:
         except (BrokenPipeError, OSError):
             pass  # the child died at once: its reader reports it
         return child
+
+    def _start_child(self, answers: int) -> tuple[subprocess.Popen[bytes] | Forked, IO[bytes]]:
+        """A child answering on ``answers``, forked by the zygote or else a fresh interpreter.
+
+        Either way it leads a process group of its own (killed whole when abandoned).
+        """
+        if self.zygote is not None:
+            commands, stdin = os.pipe()
+            try:
+                forked = self.zygote.fork(commands, answers)
+            except ZygoteGone:
+                os.close(stdin)
+                self.zygote.close()
+                self.zygote = None
+            else:
+                return forked, os.fdopen(stdin, "wb")
+            finally:
+                os.close(commands)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.certify._child", str(answers)],
+            stdin=subprocess.PIPE,
+            pass_fds=(answers,),
+            start_new_session=True,
+            env=_child_env(),
+        )
+        assert proc.stdin is not None
+        return proc, proc.stdin
 
     # ------------------------------------------------------------------ what children say
     def _handle(self, child: _Child, message: Any) -> None:
@@ -678,6 +703,13 @@ class _Scheduler:
             self.after_child()
 
 
+def _child_env() -> dict[str, str]:
+    """The environment of a child: the parent's, with its ``sys.path`` as ``PYTHONPATH``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return env
+
+
 def _read(stream: Any, number: int, events: queue.Queue[tuple[int, Any]]) -> None:
     with stream:
         while True:
@@ -724,20 +756,29 @@ def _dump_threads(child: _Child) -> str | None:
     return "The threads of the check's process when it was abandoned:\n" + text
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes] | Forked) -> None:
     """SIGKILL the child's whole process group (it leads its own session) and reap it.
 
-    The group is killed before the child is reaped, so its id cannot have been reused.
+    A child of this process is killed before it is reaped, so its group's id cannot have been
+    reused. One the zygote forked is reaped there at once, so its group (what it left
+    running) is killed after its exit too: a group's id is not reused while a process of the
+    group lives.
     """
-    if proc.returncode is None:
+    if proc.returncode is None or isinstance(proc, Forked):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(EXIT_GRACE_S)
 
 
-def _exited(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+def _exited(proc: subprocess.Popen[bytes] | Forked, timeout: float) -> bool:
     """Wait up to ``timeout`` for the child to exit, without reaping it (it stays a zombie)."""
+    if isinstance(proc, Forked):
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
     deadline = time.monotonic() + timeout
     while True:
         if proc.returncode is not None:
@@ -766,7 +807,7 @@ def _finish(child: _Child) -> None:
         child.dump.unlink()
 
 
-def _exit_status(proc: subprocess.Popen[bytes]) -> int | None:
+def _exit_status(proc: subprocess.Popen[bytes] | Forked) -> int | None:
     """The child's exit status once it ended (None if it had to be killed)."""
     ended = _exited(proc, EXIT_GRACE_S)
     _kill_group(proc)
