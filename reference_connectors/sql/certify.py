@@ -48,6 +48,7 @@ from reference_connectors.sql._certify_rows import (
     source_schema,
     sqlite_value,
 )
+from reference_connectors.sql._connection import share_preferred_tls
 from reference_connectors.sql._source import SqlSourceConnector
 
 __all__ = [
@@ -109,7 +110,7 @@ class CertDatabase:
         return url.set(drivername=_DRIVERNAMES[self.dialect])
 
     def _admin(self) -> sa.Engine:
-        return sa.create_engine(self._server(), poolclass=sa.pool.NullPool)
+        return share_preferred_tls(sa.create_engine(self._server(), poolclass=sa.pool.NullPool))
 
     def create(self) -> None:
         if self.dialect == "sqlite":
@@ -138,7 +139,9 @@ class CertDatabase:
         finally:
             admin.dispose()
         server = self._server()
-        self.engine = sa.create_engine(server.set(database=self.name), poolclass=sa.pool.NullPool)
+        self.engine = share_preferred_tls(
+            sa.create_engine(server.set(database=self.name), poolclass=sa.pool.NullPool)
+        )
         self._proxy = TcpProxy((server.host or "127.0.0.1", server.port or _port(self.dialect)))
         self._proxy.start()
 
