@@ -1,6 +1,6 @@
 """A distributed worker without Spark, in a process of its own, for the exactly-once check.
 
-Usage: ``python -m harness.certify._eos_worker <properties.json> <connector class path>``
+Usage: ``python -m harness.certify._eos_worker <properties.json> <connector class path> [--hold]``
 
 It runs a ``cdk distributed`` driver (the herder, the REST API, the state in the Kafka topics)
 whose one worker runs on a thread of the same process, as Spark would run it on an executor:
@@ -56,8 +56,14 @@ class ThreadPlacement:
             self._thread.join(30)
 
 
-def main(properties: str, connector_class: str) -> None:
-    """Run the driver until SIGTERM."""
+def main(properties: str, connector_class: str, *, hold: bool = False) -> None:
+    """Run the driver until SIGTERM.
+
+    With ``hold``, the process imports the kit and the connector and makes the driver (none
+    of which touches Kafka), prints ``HELD``, and starts it only once a ``go`` line comes on
+    its standard input (it ends at once on anything else): a check starts the next worker
+    this way while the one before still runs, and the next one's start-up costs no time.
+    """
     logging.basicConfig(
         level=logging.INFO,
         stream=sys.stderr,
@@ -72,6 +78,10 @@ def main(properties: str, connector_class: str) -> None:
     driver = DistributedWorker(
         props, placement=ThreadPlacement(), extra_plugins=plugins, cluster_id_timeout=0
     )
+    if hold:
+        print("HELD", flush=True)
+        if sys.stdin.readline().strip() != "go":
+            return
     driver.start()
     try:
         if not driver.await_leader(60):
@@ -85,4 +95,4 @@ def main(properties: str, connector_class: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], hold="--hold" in sys.argv[3:])

@@ -76,22 +76,28 @@ def source_exactly_once(ctx: CheckContext) -> None:
         props = _properties(ctx)
         ctx.evidence_config(config)
         written = _write(ctx, d, _BATCH // 2)
-        for crash in range(1, _KILLS + 1):
-            with _worker(ctx, props, f"{name}-{crash}") as worker:
-                if crash == 1:
-                    _create(ctx, worker, name, config)
+        with contextlib.ExitStack() as held:
+            # each worker's process starts (imports, makes its driver) while the one before
+            # runs, and starts its driver only when its turn comes: one driver at a time
+            following = held.enter_context(_held_worker(ctx, props, f"{name}-1"))
+            for crash in range(1, _KILLS + 1):
+                with _worker(ctx, following) as worker:
+                    label = f"{name}-{crash + 1}" if crash < _KILLS else f"{name}-last"
+                    following = held.enter_context(_held_worker(ctx, props, label))
+                    if crash == 1:
+                        _create(ctx, worker, name, config)
+                    _wait_running(ctx, worker, name)
+                    more = _write(ctx, d, _BATCH // 2)
+                    written += more
+                    # some of the new records committed, the rest still on their way
+                    _await_committed(ctx, d, topic, written[: len(written) - len(more) // 2])
+                    worker.kill()
+                ctx.evidence(f"kill -9 number {crash}", "after records were committed, mid-stream")
+                written += _write(ctx, d, _BATCH // 4)  # written while no worker runs
+            with _worker(ctx, following) as worker:
                 _wait_running(ctx, worker, name)
-                more = _write(ctx, d, _BATCH // 2)
-                written += more
-                # some of the new records committed, the rest still on their way
-                _await_committed(ctx, d, topic, written[: len(written) - len(more) // 2])
-                worker.kill()
-            ctx.evidence(f"kill -9 number {crash}", "after records were committed, mid-stream")
-            written += _write(ctx, d, _BATCH // 4)  # written while no worker runs
-        with _worker(ctx, props, f"{name}-last") as worker:
-            _wait_running(ctx, worker, name)
-            got = _await_committed(ctx, d, topic, written, timeout=_DELIVERY_S, fail=False)
-            worker.stop()
+                got = _await_committed(ctx, d, topic, written, timeout=_DELIVERY_S, fail=False)
+                worker.stop()
         ctx.compare_ids(
             written,
             got,
@@ -159,7 +165,8 @@ class _Worker:
 
 
 @contextlib.contextmanager
-def _worker(ctx: CheckContext, props: Mapping[str, str], label: str) -> Iterator[_Worker]:
+def _held_worker(ctx: CheckContext, props: Mapping[str, str], label: str) -> Iterator[_Worker]:
+    """A worker process that made its driver and waits to start it (killed on exit)."""
     path = ctx.workdir / f"{label}.json"
     path.write_text(json.dumps(dict(props)), encoding="utf-8")
     log = ctx.workdir / f"{label}.log"
@@ -177,8 +184,9 @@ def _worker(ctx: CheckContext, props: Mapping[str, str], label: str) -> Iterator
                 "harness.certify._eos_worker",
                 str(path),
                 f"{cls.__module__}:{cls.__qualname__}",
+                "--hold",
             ],
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,
@@ -186,8 +194,28 @@ def _worker(ctx: CheckContext, props: Mapping[str, str], label: str) -> Iterator
         )
     worker = _Worker(proc, RestClient("http://127.0.0.1"), log)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # the process prints READY or ends
+        yield worker
+    finally:
+        worker.kill()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+@contextlib.contextmanager
+def _worker(ctx: CheckContext, worker: _Worker) -> Iterator[_Worker]:
+    """Start the driver of a held worker; kill it on exit."""
+    proc = worker.proc
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    try:
+        line = proc.stdout.readline()  # the process prints HELD, or ends
+        if line.startswith("HELD"):
+            with contextlib.suppress(OSError):  # it ended: it prints nothing more
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            line = proc.stdout.readline()  # then READY, or ends
         if not line.startswith("READY "):
             raise CheckFailed(
                 "the exactly-once worker to start",
@@ -197,8 +225,6 @@ def _worker(ctx: CheckContext, props: Mapping[str, str], label: str) -> Iterator
         yield worker
     finally:
         worker.kill()
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
 def _create(ctx: CheckContext, worker: _Worker, name: str, config: Mapping[str, str]) -> None:
