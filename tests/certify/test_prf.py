@@ -97,3 +97,22 @@ def test_percentile_is_nearest_rank() -> None:
     assert prf._percentile(values, 50) == 10.0
     assert prf._percentile(values, 95) == 19.0
     assert prf._percentile([3.0], 95) == 3.0
+
+
+def test_a_measurement_past_its_window_counts_what_had_arrived() -> None:
+    """Sampled only once its window had passed (a driver's slow write), the tail catches up.
+
+    A Kafka tail reads 1000 records a call: the one sample after a write that outlasted the
+    window saw 1000 of 5000 records already in Kafka, and PRF-01 failed a correct connector.
+    """
+    arrived = iter(range(1000, 5001, 1000))
+    seen: list[int] = []
+
+    def delivered() -> int:
+        seen.append(next(arrived, 5000))
+        return seen[-1]
+
+    start = prf.time.monotonic() - 60.0  # the write took longer than the window
+    points = prf._measure(None, None, "prf", start, 45.0, delivered, 5000)  # type: ignore[arg-type]
+    assert points[-1][1] == 5000, points
+    assert seen == [1000, 2000, 3000, 4000, 5000, 5000], seen
