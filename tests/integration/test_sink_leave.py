@@ -79,6 +79,17 @@ def _run_sink(
     return worker, name, topic
 
 
+def _one_task_sink(worker: Connect, topic: str, tmp_path: Path) -> tuple[str, Path, dict[str, str]]:
+    """A recording sink of one task on ``topic``, RUNNING: its name, store and config."""
+    name = unique("rec")
+    store = tmp_path / "store"
+    config = recording_config(topic, store)
+    config.update({"key.converter": STRING, "value.converter": STRING})
+    worker.rest.create(name, config)
+    worker.rest.wait_state(name, "RUNNING", tasks=1)
+    return name, store, config
+
+
 def test_auto_on_the_embedded_broker_stops_sink_tasks_one_at_a_time(
     connect: Callable[..., Connect], kafka_bootstrap: str, tmp_path: Path
 ) -> None:
@@ -135,12 +146,7 @@ def test_a_sink_stopped_while_it_joins_leaves_a_group_the_next_task_can_join(
     worker = connect()
     topic = make_topic(kafka_bootstrap, partitions=1)
     _produce(kafka_bootstrap, topic, 1)
-    name = unique("rec")
-    store = tmp_path / "store"
-    config = recording_config(topic, store)
-    config.update({"key.converter": STRING, "value.converter": STRING})
-    worker.rest.create(name, config)
-    worker.rest.wait_state(name, "RUNNING", tasks=1)
+    name, store, config = _one_task_sink(worker, topic, tmp_path)
     # at once, while the first task's consumer is still joining: a new task replaces it
     worker.rest.put_config(name, {**config, "consumer.override.client.id": unique("again")})
     wait_until(
@@ -165,12 +171,7 @@ def test_a_sink_whose_topic_does_not_exist_stops_without_waiting_for_a_join(
     """
     worker = connect()
     topic = unique("missing")
-    name = unique("rec")
-    store = tmp_path / "store"
-    config = recording_config(topic, store)
-    config.update({"key.converter": STRING, "value.converter": STRING})
-    worker.rest.create(name, config)
-    worker.rest.wait_state(name, "RUNNING", tasks=1)
+    name, store, config = _one_task_sink(worker, topic, tmp_path)
     caplog.set_level("WARNING", logger="cdk.runtime")
     worker.rest.put_config(name, {**config, "consumer.override.client.id": unique("again")})
     worker.rest.wait_state(name, "RUNNING", tasks=1)
