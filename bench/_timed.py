@@ -7,7 +7,9 @@ this wrapper::
 
 It runs the command, prints one timing line (``timing: unit 521.3 s, exit 0``) and adds the
 phase to the JSON file: its start and end (epoch seconds), seconds, exit code, the 1-minute load
-average before and after, the commit, and the ``make test`` run it belongs to (``$CDK_TEST_RUN``,
+average before and after, the machine's CPU use over the phase (busy core-seconds and the busy
+share of all cores, from ``/proc/stat``, so a reader sees whether the phase waited or computed),
+the commit, and the ``make test`` run it belongs to (``$CDK_TEST_RUN``,
 which ``make test`` sets once for all its phases; empty when a phase runs alone). The file keeps
 the phases of the last 20 runs. The command's exit code is the wrapper's.
 """
@@ -50,6 +52,18 @@ def record(out: Path, entry: dict[str, object]) -> None:
         tmp.replace(out)
 
 
+def cpu_seconds() -> tuple[float, float] | None:
+    """The machine's busy and total CPU seconds since boot (all cores), or None without /proc."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except OSError:
+        return None
+    ticks = [int(v) for v in fields[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(ticks) - idle) / hz, sum(ticks) / hz
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the JSON file of phase times")
@@ -60,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if not command:
         parser.error("no command to run (after --)")
     load_before = os.getloadavg()[0]
+    cpu_before = cpu_seconds()
     start, t0 = time.time(), time.monotonic()
     try:
         code = subprocess.call(command)
@@ -71,7 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.monotonic() - t0
     if code < 0:  # killed by a signal: the shell's convention
         code = 128 - code
-    print(f"timing: {args.phase} {seconds:.1f} s, exit {code}", flush=True)
+    cpu_after = cpu_seconds()
+    busy = share = None
+    if cpu_before is not None and cpu_after is not None:
+        busy = cpu_after[0] - cpu_before[0]
+        total = cpu_after[1] - cpu_before[1]
+        share = busy / total if total > 0 else None
+    used = f", CPU {busy:.1f} core-s ({share:.0%} of all cores busy)" if share is not None else ""
+    print(f"timing: {args.phase} {seconds:.1f} s, exit {code}{used}", flush=True)
     record(
         args.out,
         {
@@ -83,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             "exit": code,
             "load_before": load_before,
             "load_after": os.getloadavg()[0],
+            "cpu_busy_s": None if busy is None else round(busy, 1),
+            "cpu_busy_share": None if share is None else round(share, 3),
             "git": _results.git_commit(),
         },
     )

@@ -153,3 +153,13 @@ def test_timed_runs_the_command_and_passes_its_exit(tmp_path: Path) -> None:
     assert entry["phase"] == "p"
     assert entry["exit"] == 3
     assert entry["end"] >= entry["start"]
+
+
+def test_timed_records_the_cpu_the_machine_spent_during_the_phase(tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    spin = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass"
+    assert _timed.main(["--out", str(out), "--phase", "p", "--", sys.executable, "-c", spin]) == 0
+    (entry,) = json.loads(out.read_text())["phases"]
+    # the child alone kept a core busy for half a second; other processes only add to it
+    assert entry["cpu_busy_s"] >= 0.4, entry
+    assert 0 < entry["cpu_busy_share"] <= 1, entry
