@@ -16,8 +16,8 @@ help:
 	@echo "              SQLite ones, and the RabbitMQ ones (reports/certification-*)"
 	@echo "make quickstart - Kafka's FileStream quickstart with cdk standalone"
 	@echo "make test   - set up .venv and run the linters, the type checker, the docs build and all tests"
-	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers and, at the same time, the Spark"
-	@echo "              ones on SPARK_WORKERS=$(SPARK_WORKERS); PYTEST_WORKERS=0 runs the first in one process, then the Spark ones)"
+	@echo "              (on PYTEST_WORKERS=$(PYTEST_WORKERS) parallel workers, then the Spark ones on"
+	@echo "              SPARK_WORKERS=$(SPARK_WORKERS); PYTEST_WORKERS=0 runs the first ones in one process)"
 	@echo "make test-spark - only the tests that start Spark (JVMs, standalone clusters), on SPARK_WORKERS=$(SPARK_WORKERS)"
 	@echo "              (those that need Docker run with the others, in make unit)"
 	@echo "make test-durations - both test phases, writing what each xdist unit took to tests/durations.json (slowest run first)"
@@ -87,15 +87,13 @@ typecheck: $(STAMP)
 # cores. Tests that need something only one may use at a time (the Docker engine, Chromium)
 # share the xdist_group "exclusive" and run one after another on one worker (tests/README.md).
 # The tests that start Spark (marked spark by tests/conftest.py: local sessions, standalone
-# clusters, Spark pipelines, cdk certify --runtime distributed|spark) run in a session of their
-# own on SPARK_WORKERS workers, at the same time as the others (make test runs unit and
-# test-spark at once): their JVMs are CPU-bound and starve each other on more workers, while
-# the Kafka tests mostly wait, so each session fills the other's idle CPU (measured on a clean
-# clone, one after the other: unit 493 s with 68% of the cores busy, test-spark 511 s with 81%).
-# The tests that need the Docker engine run in the unit session's exclusive group, Spark or not:
-# the machine has one engine, and two sessions would share it.
-# PYTEST_WORKERS=0 runs the unit tests in this process, one by one, and the Spark ones after
-# them; PYTEST_ARGS adds pytest options.
+# clusters, Spark pipelines, cdk certify --runtime distributed|spark) run after the others on
+# SPARK_WORKERS workers: their JVMs are CPU-bound and starve each other on more. (Both sessions
+# at once, 6 + 2 workers, took 787 s instead of 1004 s on a clean clone, but with the load
+# average above 20 two tests missed their deadlines: tests/README.md.) The tests that need the
+# Docker engine run in the unit session's exclusive group, Spark or not: one engine, one session.
+# PYTEST_WORKERS=0 runs the unit tests in this process, one by one; PYTEST_ARGS adds pytest
+# options.
 # Bytecode is cached for the tests even where the shell sets PYTHONDONTWRITEBYTECODE (as some
 # CI images do): otherwise every xdist worker rewrites and compiles each test module again, and
 # every subprocess (the CLI, certification children, Spark's Python workers) compiles the kit
@@ -116,7 +114,7 @@ test-spark: $(STAMP)
 # Both phases schedule their slowest units first (tests/conftest.py, from tests/durations.json):
 # a long unit that starts last ends its phase alone. This runs them and writes what each took.
 test-durations: $(STAMP)
-	$(MAKE) $(PHASES) PYTEST_ARGS="--store-durations $(PYTEST_ARGS)"
+	$(MAKE) unit test-spark PYTEST_ARGS="--store-durations $(PYTEST_ARGS)"
 
 # The Sphinx site (user guide, generated config references, checklist, API reference).
 # Warnings are errors; --keep-going reports all of them before failing. -E re-reads every page,
@@ -136,12 +134,7 @@ dist: $(STAMP)
 	$(BIN)/uv build --quiet --out-dir $(DIST)
 	@ls $(DIST)/*.whl $(DIST)/*.tar.gz
 
-# The two test sessions at once (one after the other with PYTEST_WORKERS=0), their output
-# interleaved line by line; each prints its own summary and timing line.
-PHASES = --no-print-directory -j$(if $(filter 0,$(PYTEST_WORKERS)),1,2) --output-sync=line unit test-spark
-
-test: lint typecheck docs
-	$(MAKE) $(PHASES)
+test: lint typecheck docs unit test-spark
 
 # Each benchmark writes its figures to bench/results/<bench>.json; bench/report.py then builds
 # the benchmark page, bench/report.html, from them (bench/README.md). A bench that fails does

@@ -224,10 +224,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Mark ``spark`` the tests that start Spark (a JVM, a standalone cluster, a pipeline).
 
-    ``make test`` runs them in a session of their own, on 2 xdist workers, at the same time as
-    the others (``-m "spark and not docker"``; those that need Docker run with the others): a
-    dozen Spark JVMs next to the Kafka tests on 6 workers starve each other on 2 cores. Here
-    rather than in
+    ``make test`` runs them after the others, on 2 xdist workers (``-m "spark and not docker"``;
+    those that need Docker run with the others): a dozen Spark JVMs next to the Kafka tests on
+    6 workers starve each other on 2 cores. Here rather than in
     :func:`pytest_collection_modifyitems`, which runs after ``-m`` has selected.
     """
     if _starts_spark(item, _xdist_groups(item)):
