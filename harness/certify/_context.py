@@ -8,6 +8,7 @@ stops all of it when the check ends, whatever the outcome.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import itertools
 import json
 import logging
@@ -584,11 +585,34 @@ class CheckContext:
     ) -> Iterator[ProcessWorker]:
         """``cdk standalone`` as a subprocess running ``connectors`` (name → config).
 
-        Killed (SIGKILL) if it is still running when the block ends.
+        Killed (SIGKILL) if it is still running when the block ends. Its REST port is a free
+        one; when another process took it before the worker could bind it (on a loaded machine
+        a broker or worker started at the same moment may), the worker starts again on another.
         """
-        port = free_port()
         worker_props = dict(props) if props is not None else self.worker_properties()
-        worker_props["listeners"] = f"http://127.0.0.1:{port}"
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            handle = self._start_standalone(connectors, worker_props)
+            try:
+                handle.wait_ready()
+            except CheckFailed:
+                handle.stop()
+                if attempt < _PORT_ATTEMPTS and _PORT_TAKEN in handle.log_text():
+                    continue
+                raise
+            except BaseException:
+                handle.stop()
+                raise
+            break
+        try:
+            yield handle
+        finally:
+            handle.stop()
+
+    def _start_standalone(
+        self, connectors: Mapping[str, Mapping[str, str]], props: Mapping[str, str]
+    ) -> ProcessWorker:
+        port = free_port()
+        worker_props = {**props, "listeners": f"http://127.0.0.1:{port}"}
         number = next(self._names)
         props_file = self.workdir / f"worker-{number}.properties"
         props_file.write_text(
@@ -618,12 +642,7 @@ class CheckContext:
             proc = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env
             )
-        handle = ProcessWorker(proc, RestClient(f"http://127.0.0.1:{port}"), log_file, self)
-        try:
-            handle.wait_ready()
-            yield handle
-        finally:
-            handle.stop()
+        return ProcessWorker(proc, RestClient(f"http://127.0.0.1:{port}"), log_file, self)
 
     # ------------------------------------------------------------------ waiting and comparing
     def wait_for(
@@ -889,6 +908,12 @@ class WorkerHandle:
         )
 
 
+#: How often :meth:`CheckContext.standalone` starts a worker whose REST port was taken.
+_PORT_ATTEMPTS = 3
+#: What ``cdk standalone`` says when it cannot bind its REST port.
+_PORT_TAKEN = "Address already in use"
+
+
 @dataclass
 class ProcessWorker:
     """A ``cdk standalone`` subprocess (for crash checks)."""
@@ -909,7 +934,9 @@ class ProcessWorker:
                 )
             try:
                 return self.rest.get("/").status == 200
-            except OSError:
+            except (OSError, http.client.HTTPException):
+                # not up yet, or what answers is not HTTP: another process's port, which the
+                # worker will fail to bind (and exit)
                 return False
 
         self.ctx.wait_for(
