@@ -66,10 +66,15 @@ def _cache_root() -> Path:
 
 
 def _key(home: Path) -> str:
-    """What the archive is valid for: the Java binary, and the jars of this pyspark."""
+    """What the archive is valid for: the Java binary, and the jars of this pyspark where they are.
+
+    (A JVM checks the class path it runs with against the archive's, paths included: another
+    virtualenv's pyspark, the same version, needs an archive of its own.)
+    """
     java_home = os.environ.get("JAVA_HOME")
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java") or ""
     digest = hashlib.sha256(os.path.realpath(java).encode())
+    digest.update(str(home).encode())
     modules = Path(os.path.realpath(java)).parent.parent / "lib" / "modules"
     with contextlib.suppress(OSError):
         stat = modules.stat()

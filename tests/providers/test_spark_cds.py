@@ -80,3 +80,13 @@ def test_a_failed_job_gives_no_archive_and_says_why(
         assert _spark_cds.class_data_archive(TEST_JVM_OPTIONS) is None
     assert "the job exited 3: no Java here" in caplog.text
     assert not list((tmp_path / "connect-cdk" / "spark-cds").glob("*.jsa*"))  # nothing half-made
+
+
+def test_each_pyspark_install_has_an_archive_of_its_own(tmp_path: Path) -> None:
+    # the same jars in two virtualenvs: a JVM refuses an archive made with the other's paths
+    homes = [tmp_path / "a" / "pyspark", tmp_path / "b" / "pyspark"]
+    for home in homes:
+        (home / "jars").mkdir(parents=True)
+        (home / "jars" / "spark-core.jar").write_bytes(b"jar")
+    assert _spark_cds._key(homes[0]) != _spark_cds._key(homes[1])
+    assert _spark_cds._key(homes[0]) == _spark_cds._key(homes[0])
