@@ -201,12 +201,21 @@ class TopicReader:
                 "isolation.level": isolation,  # librdkafka's default, said out loud
             }
         )
-        metadata = self._consumer.list_topics(topic, timeout=10)
-        self._partitions = sorted(metadata.topics[topic].partitions)
+        self._partitions: list[int] = []
         self._assign_from_beginning()
         self._last_new = time.monotonic()
 
     def _assign_from_beginning(self) -> None:
+        """Assign every partition the topic has now, from the beginning.
+
+        The partitions are looked up each time: a reader made before the topic exists (a
+        source task RUNNING whose first record is not produced yet) sees none at first, and
+        reads the topic once it is there.
+        """
+        metadata = self._consumer.list_topics(self.topic, timeout=10)
+        found = metadata.topics.get(self.topic)
+        if found is not None and found.error is None:
+            self._partitions = sorted(set(self._partitions) | set(found.partitions))
         self._consumer.assign(
             [TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in self._partitions]
         )

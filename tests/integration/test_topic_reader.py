@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from confluent_kafka import Producer
 
 from tests._fetch_skip import skipping_factory
@@ -29,5 +31,20 @@ def test_a_stalled_reader_reads_again_and_keeps_each_record_once(kafka_bootstrap
         reader.poll(TopicReader.REREAD_AFTER_S + 0.5)  # another read again finds nothing new
         reader.poll(0.5)
         assert len(reader.messages) == 40
+    finally:
+        reader.close()
+
+
+def test_a_reader_made_before_its_topic_exists_reads_it_once_it_does(kafka_bootstrap: str) -> None:
+    # as a test that starts reading when a source task is RUNNING, before its first record
+    topic = f"later-{uuid.uuid4().hex[:8]}"
+    reader = TopicReader(kafka_bootstrap, topic)
+    try:
+        producer = Producer({"bootstrap.servers": kafka_bootstrap})
+        for n in range(3):
+            producer.produce(topic, f"v{n}".encode(), f"k{n}".encode())
+        assert producer.flush(10) == 0
+        reader.wait_for(3, timeout=30)
+        assert sorted(m.key for m in reader.messages) == [b"k0", b"k1", b"k2"]
     finally:
         reader.close()
