@@ -28,6 +28,7 @@ from typing_extensions import Self
 
 from cdk._process import spawn, stop_process
 from cdk.errors import ConnectException, MissingExtraError
+from harness._cache import cache_folder
 
 __all__ = [
     "DockerEngine",
@@ -52,8 +53,7 @@ class DockerUnavailableError(ConnectException):
 
 def default_engine_root() -> Path:
     """The folder of the engine the harness starts: ``$XDG_CACHE_HOME/connect-cdk/docker``."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "connect-cdk" / "docker"
+    return cache_folder("docker")
 
 
 def ping(host: str, timeout: float = 2.0) -> bool:

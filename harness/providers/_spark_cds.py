@@ -28,11 +28,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cdk.errors import MissingExtraError
+from harness._cache import cache_folder
+from harness.providers._spark_base import spark_home
+
 __all__ = ["archive_options", "class_data_archive"]
 
 log = logging.getLogger(__name__)
 
-#: The longest the job that writes the archive may take (it takes ~10 s on 2 cores).
+#: The longest the job that writes the archive may take (it takes ~20 s on 2 cores).
 ARCHIVE_TIMEOUT_S = 180.0
 
 #: The job whose classes go into the archive: a SQL query, Python functions on an RDD, Arrow
@@ -59,11 +63,6 @@ if proc is not None:
     proc.stdin.close()
     proc.wait(120)
 """
-
-
-def _cache_root() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "connect-cdk" / "spark-cds"
 
 
 def _key(home: Path) -> str:
@@ -94,14 +93,10 @@ def class_data_archive(java_options: str = "") -> Path | None:
     fails (logged): the JVMs then start as they would without.
     """
     try:
-        from harness.providers._spark_base import spark_home
-
         home = spark_home()
-    except ImportError:
+    except MissingExtraError:  # no pyspark: nothing to archive
         return None
-    except Exception:  # noqa: BLE001 - pyspark missing: nothing to archive
-        return None
-    root = _cache_root()
+    root = cache_folder("spark-cds")
     try:
         root.mkdir(parents=True, exist_ok=True)
         key = _key(home)

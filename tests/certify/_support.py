@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness import ConnectorDriver
-from harness.certify import CertificationRun, CheckResult, Outcome, Project, certify
+from harness.certify import (
+    CertificationRun,
+    Check,
+    CheckContext,
+    CheckResult,
+    Outcome,
+    Project,
+    certify,
+)
 
 
 def project_for(
@@ -20,6 +28,33 @@ def project_for(
     root = tmp_path / name
     root.mkdir(parents=True, exist_ok=True)
     return Project(path=root, name=name, version="0.0.1", drivers=list(drivers))
+
+
+def context_for(
+    tmp_path: Path, driver: type[ConnectorDriver], bootstrap: str, check_id: str = "OFF-01"
+) -> CheckContext:
+    """The context a check ``check_id`` of a source ``driver`` runs in, on ``bootstrap``.
+
+    For tests of what a check calls on its context (its workers, its reads), without a run.
+    """
+    check = Check(
+        check_id,
+        "a check of the tests",
+        frozenset({"source"}),
+        frozenset({"kafka"}),
+        True,
+        lambda ctx: None,
+        description="What it proves.",
+    )
+    return CheckContext(
+        check=check,
+        project=project_for(tmp_path, driver),
+        driver_class=driver,
+        bootstrap_servers=bootstrap,
+        kafka_kind="embedded",
+        environment=frozenset({"kafka"}),
+        workdir=tmp_path,
+    )
 
 
 def run_checks(

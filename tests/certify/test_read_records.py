@@ -16,32 +16,10 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 import harness.certify._context as context_module
-from harness.certify import Check, CheckContext
 from reference_connectors.filestream.certify import FileStreamSourceDriver
 from tests._fetch_skip import SkippingConsumer, skipping_factory
-from tests.certify._support import project_for
+from tests.certify._support import context_for
 from tests.integration._support import make_topic
-
-
-def _context(tmp_path: Path, bootstrap: str) -> CheckContext:
-    check = Check(
-        "OFF-01",
-        "resumes after a clean stop",
-        frozenset({"source"}),
-        frozenset({"kafka"}),
-        True,
-        lambda ctx: None,
-        description="What it proves.",
-    )
-    return CheckContext(
-        check=check,
-        project=project_for(tmp_path, FileStreamSourceDriver),
-        driver_class=FileStreamSourceDriver,
-        bootstrap_servers=bootstrap,
-        kafka_kind="embedded",
-        environment=frozenset({"kafka"}),
-        workdir=tmp_path,
-    )
 
 
 def _envelope(payload: object) -> bytes:
@@ -67,7 +45,7 @@ def test_records_a_fetch_skipped_are_read_again(
         return skipping(config) if not made else Consumer(dict(config))
 
     monkeypatch.setattr(context_module, "new_consumer", first_skips)
-    records = _context(tmp_path, kafka_bootstrap).read_records(
+    records = context_for(tmp_path, FileStreamSourceDriver, kafka_bootstrap).read_records(
         topic, min_records=min_records, timeout=10, idle=0.5
     )
     assert made[0].left_out == [(topic, 1, o) for o in range(3, 7)]  # the skip happened

@@ -15,31 +15,9 @@ from pathlib import Path
 import pytest
 
 import harness.certify._context as context_module
-from harness.certify import Check, CheckContext
 from harness.certify._checks import CheckFailed
 from reference_connectors.filestream.certify import FileStreamSourceDriver
-from tests.certify._support import project_for
-
-
-def _context(tmp_path: Path, bootstrap: str) -> CheckContext:
-    check = Check(
-        "OFF-02",
-        "resumes after kill -9",
-        frozenset({"source"}),
-        frozenset({"kafka"}),
-        True,
-        lambda ctx: None,
-        description="What it proves.",
-    )
-    return CheckContext(
-        check=check,
-        project=project_for(tmp_path, FileStreamSourceDriver),
-        driver_class=FileStreamSourceDriver,
-        bootstrap_servers=bootstrap,
-        kafka_kind="embedded",
-        environment=frozenset({"kafka"}),
-        workdir=tmp_path,
-    )
+from tests.certify._support import context_for
 
 
 @pytest.fixture
@@ -75,7 +53,7 @@ def test_a_taken_rest_port_starts_the_worker_on_another(
     ports = [kafka_like_port]
     real = context_module.free_port
     monkeypatch.setattr(context_module, "free_port", lambda: ports.pop() if ports else real())
-    ctx = _context(tmp_path, kafka_bootstrap)
+    ctx = context_for(tmp_path, FileStreamSourceDriver, kafka_bootstrap, "OFF-02")
     with ctx.standalone({}) as worker:
         assert worker.rest.get("/").status == 200
         assert not worker.rest.url.endswith(f":{kafka_like_port}")
@@ -86,7 +64,7 @@ def test_a_taken_rest_port_starts_the_worker_on_another(
 def test_a_worker_that_cannot_start_still_fails_with_its_log(
     tmp_path: Path, kafka_bootstrap: str
 ) -> None:
-    ctx = _context(tmp_path, kafka_bootstrap)
+    ctx = context_for(tmp_path, FileStreamSourceDriver, kafka_bootstrap, "OFF-02")
     with (
         pytest.raises(CheckFailed, match="exited with code"),
         ctx.standalone(

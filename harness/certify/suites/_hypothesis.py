@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness._cache import cache_folder
+
 __all__ = ["cache_directory", "draw_examples", "hypothesis_home"]
 
 T = TypeVar("T")
@@ -36,8 +38,7 @@ def hypothesis_home(directory: Path) -> Iterator[None]:
 
 def cache_directory() -> Path | None:
     """``$XDG_CACHE_HOME/connect-cdk/hypothesis`` (``~/.cache`` by default), if it can be made."""
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    path = Path(root) / "connect-cdk" / "hypothesis"
+    path = cache_folder("hypothesis")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:
