@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -105,6 +106,8 @@ class CheckContext:
         environment: what the run provides (``kafka``, ...).
         workdir: a fresh directory for this check.
         recorded: the evidence recorded so far (:meth:`evidence`), by name.
+        teardown_errors: the traces of the driver ``teardown()`` calls that raised (the
+            check then ends in ERROR, see :meth:`driver`).
         broker: stalls the run's broker (SIGSTOP/SIGCONT, docker pause; in a child process of
             ``cdk certify``, granted by the parent), or None where it cannot be stalled (an
             existing cluster).
@@ -131,6 +134,7 @@ class CheckContext:
     log_lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     recorded: dict[str, Any] = field(default_factory=dict)
+    teardown_errors: list[str] = field(default_factory=list)
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _names: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -193,8 +197,15 @@ class CheckContext:
         finally:
             try:
                 instance.teardown()
-            except Exception:  # noqa: BLE001 - a teardown failure must not hide the result
+            except Exception:  # noqa: BLE001 - recorded: the check ends in ERROR (the runner)
+                # Not raised here: an exception of the check's own, on its way out, must not be
+                # hidden by it. A check that otherwise passed ends in ERROR; one that failed
+                # keeps its failure; both carry the trace in their evidence.
                 _log.exception("Driver %s failed to tear down", self.driver_class.__name__)
+                trace = traceback.format_exc()
+                self.teardown_errors.append(trace)
+                self.evidence("driver teardown() failed", trace.strip().splitlines()[-1])
+                self.evidence("driver teardown() trace", trace)
 
     def require(self, capability: str) -> None:
         """Stop the check, not verified, unless the driver implements ``capability``.

@@ -775,6 +775,15 @@ def _run_one(
             result.cpu_s = _cpu_s() - cpu
     result.metrics = ctx.metrics
     result.series = ctx.series
+    if result.outcome is Outcome.PASSED and ctx.teardown_errors:
+        last = ctx.teardown_errors[0].strip().splitlines()[-1]
+        result.outcome = Outcome.ERROR
+        result.message = (
+            f"the driver's teardown() raised {last}: the check's external system was not "
+            "cleaned up as the driver contract asks, so its result cannot stand (fix the "
+            "driver's teardown(); the trace is in the evidence)"
+        )
+        result.details = "\n".join(ctx.teardown_errors)
     if result.outcome is Outcome.PASSED and ctx.notes:
         result.message = "; ".join(ctx.notes)
     result.evidence = ctx.recorded

@@ -18,7 +18,7 @@ from cdk import ConnectException, DataException
 from harness import ConnectorDriver
 from harness.certify import Outcome
 from harness.certify.suites import err
-from harness.certify.suites.err import fatal
+from harness.certify.suites.err import fatal, retriable
 from reference_connectors.filestream.certify import FileStreamSinkDriver, FileStreamSourceDriver
 from tests.certify import _support
 from tests.certify.broken import err as broken
@@ -50,6 +50,18 @@ def test_correct_connectors_pass(kafka_bootstrap: str, tmp_path: Path) -> None:
         _support.assert_outcome(run, result.id, expected, subject=result.subject)
         if capability:
             assert capability in result.message, _support.describe(run)
+
+
+def test_a_subclass_of_retriable_exception_counts_as_retried(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(tmp_path, broken.SubclassRetriableSourceDriver)
+    run = _support.run_checks(project, ["ERR-01"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "ERR-01", Outcome.PASSED)
+    (result,) = run.results
+    assert result.evidence["RetriableException logged"] is True, _support.describe(run)
+    # the outage ends a second after the first retry, not at its 6 s bound
+    assert result.evidence["outage lasted (s)"] < retriable.OUTAGE_MAX_S, result.evidence
 
 
 BROKEN = [

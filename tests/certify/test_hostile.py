@@ -23,8 +23,8 @@ from cdk.data import validate_value
 from harness import Limit, default_sink_value_schema
 from harness.certify import CheckFailed, CheckNotVerified
 from harness.certify.suites.sch._hostile import plan_for
-from harness.certify.suites.sch._mismatch import differences
-from harness.certify.suites.sch._shrink import candidates, size
+from harness.certify.suites.sch._mismatch import Mismatch, differences
+from harness.certify.suites.sch._shrink import candidates, shrink, size
 from harness.strategies import corner_values_for, hostile_values_for
 
 UTC = dt.timezone.utc
@@ -245,6 +245,38 @@ def test_smaller_candidates_stay_valid_and_smaller() -> None:
     assert found == sorted(found, key=size)
     assert all(size(c) < size("nul inside") and "\x00" not in c for c in found)
     assert "" in found
+
+
+def test_the_shrinker_never_draws_a_fixed_field() -> None:
+    schema = (
+        SchemaBuilder.struct()
+        .field("id", Schema.INT64_SCHEMA)
+        .field("name", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("status", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
+    plan = plan_for(schema, [Limit.fixed("status", "the API decides it")], "D")
+    assert plan.fixed == ("id", "status")
+    assert candidates(plan, "status", "open") == []
+    assert candidates(plan, "id", 12345) == []
+    found = [
+        Mismatch(1, "status", "open", "closed", "status: wrote 'open', emitted 'closed'"),
+        Mismatch(2, "name", "a\x00b", "ab", "name: wrote 'a\\x00b', emitted 'ab'"),
+    ]
+    asked: list[tuple[str, Any]] = []
+
+    def round_trip(batch: Any) -> list[tuple[Any, list[Mismatch]]]:
+        asked.extend(batch)
+        return [
+            (c, [Mismatch(9, f, c, "", f"{f}: shrunk")] if "\x00" in str(c) else [])
+            for f, c in batch
+        ]
+
+    shrunk = shrink(found, {1: {}, 2: {"name": "a\x00b"}}, plan, round_trip)
+    assert asked, "the drawn field is shrunk"
+    assert {name for name, _ in asked} == {"name"}
+    assert found[0] in shrunk  # the fixed field's failure is kept as found, not redrawn
+    assert [m.field for m in shrunk] == ["status", "name"]
 
 
 def test_the_seed_comes_from_cdk_certify_seed_when_set(monkeypatch: pytest.MonkeyPatch) -> None:

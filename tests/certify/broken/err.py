@@ -86,6 +86,36 @@ class TransientIsFatalSourceDriver(SqliteSourceDriver):
     connector: ClassVar[type] = TransientIsFatalSourceConnector
 
 
+class DatabaseBusy(RetriableException):
+    """A connector's own retriable error: a subclass of RetriableException."""
+
+
+class SubclassRetriableSourceTask(SqliteSourceTask):
+    """Not broken: raises its own subclass of RetriableException during the outage.
+
+    ERR-01 must see it retried exactly as a plain RetriableException (the runtime treats both
+    alike).
+    """
+
+    @override
+    def poll(self) -> list[SourceRecord] | None:
+        try:
+            return super().poll()
+        except RetriableException as exc:
+            # from None: the trace names DatabaseBusy only, not the RetriableException behind it
+            raise DatabaseBusy(f"The database is busy: {exc}") from None
+
+
+class SubclassRetriableSourceConnector(SqliteSourceConnector):
+    @override
+    def task_class(self) -> type[SourceTask]:
+        return SubclassRetriableSourceTask
+
+
+class SubclassRetriableSourceDriver(SqliteSourceDriver):
+    connector: ClassVar[type] = SubclassRetriableSourceConnector
+
+
 # ------------------------------------------------------------------------------------- ERR-02
 class SwallowingSinkTask(SqliteSinkTask):
     """Logs a failed write and carries on: the task stays RUNNING and the batch is lost."""

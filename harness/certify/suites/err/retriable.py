@@ -9,14 +9,24 @@ from harness.certify._checks import check
 from harness.certify._context import CheckContext
 from harness.certify.suites.err._common import RecordFlow
 
-__all__ = ["retriable_error"]
+__all__ = ["retriable_error", "retriable_logged"]
 
 #: The longest outage ERR-01 makes (shorter once the connector has shown it retries).
 OUTAGE_MAX_S = 6.0
 #: How long the outage goes on after the connector's first retriable error (one more retry).
 OUTAGE_AFTER_RETRY_S = 1.0
-#: What the runtime's log says when a task's poll()/put() raised a RetriableException.
-_RETRIABLE_SIGNAL = "RetriableException"
+#: What the runtime's log says when a task's poll() or put() raised a RetriableException (or
+#: a subclass of it: the log's trace then names the subclass, so the runtime's own words are
+#: what is looked for, not the class name).
+_RETRIABLE_SIGNALS = (
+    "failed to poll records from SourceTask. Will retry operation.",
+    "RetriableException from SinkTask",
+)
+
+
+def retriable_logged(line: str) -> bool:
+    """Whether a log line is the runtime's report of a task's retriable error."""
+    return any(signal in line for signal in _RETRIABLE_SIGNALS)
 
 
 @check(
@@ -86,7 +96,7 @@ def _outage_window(ctx: CheckContext, flow: RecordFlow, mark: int) -> bool:
             "RetriableException, not a ConnectException) and delivers every record afterwards",
         )
         now = time.monotonic()
-        if seen is None and any(_RETRIABLE_SIGNAL in line for line in ctx.log_lines[mark:]):
+        if seen is None and any(retriable_logged(line) for line in ctx.log_lines[mark:]):
             seen = now
         if seen is not None and now - seen >= OUTAGE_AFTER_RETRY_S:
             return True

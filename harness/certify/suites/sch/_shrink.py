@@ -52,7 +52,13 @@ def _top(text: str) -> int:
 
 
 def candidates(plan: Plan, name: str, value: Any) -> list[Any]:
-    """Values of field ``name`` smaller than ``value`` (within the limits), to try instead."""
+    """Values of field ``name`` smaller than ``value`` (within the limits), to try instead.
+
+    None for a field SCH-09 does not draw (``id`` and the :meth:`Limit.fixed` fields keep what
+    the driver makes): there is nothing smaller to try there.
+    """
+    if plan.struct and name not in plan.drawn:
+        return []
     schema = _field_schema(plan, name)
     if schema is None:
         return []
@@ -161,11 +167,18 @@ def shrink(
     """The smallest failing value found for each of the first failing fields.
 
     Each round sends one record per smaller candidate of each field's smallest failure so far
-    (the other fields as the driver makes them), and keeps the smallest that still fails.
+    (the other fields as the driver makes them), and keeps the smallest that still fails. A
+    field SCH-09 does not draw (``id``, :meth:`Limit.fixed`) is never shrunk: its failures are
+    kept as found.
     """
     states: dict[str, Shrinking] = {}
     contents: dict[str, Any] = {}
+    kept: list[Mismatch] = []
     for mismatch in sorted(mismatches, key=lambda m: size(_content(m, content_of, plan))):
+        if plan.struct and mismatch.field not in plan.drawn:
+            if all(k.field != mismatch.field for k in kept):
+                kept.append(mismatch)
+            continue
         if mismatch.field not in states and len(states) < _SHRINK_FIELDS:
             states[mismatch.field] = Shrinking(mismatch)
             contents[mismatch.field] = _content(mismatch, content_of, plan)
@@ -188,7 +201,7 @@ def shrink(
                 progress = True
         if not progress:
             break
-    return [state.mismatch for state in states.values()]
+    return kept + [state.mismatch for state in states.values()]
 
 
 def _content(mismatch: Mismatch, content_of: Mapping[Any, Any], plan: Plan) -> Any:
