@@ -319,7 +319,9 @@ class SinkDriver(ConnectorDriver):
         """The value of record ``record_id`` in ``schema`` (default: :func:`default_sink_value`).
 
         SCH-09 starts from it: it keeps the field ``id`` (and any field declared
-        :meth:`Limit.fixed <harness.Limit.fixed>`) and draws every other field; for a value
+        :meth:`Limit.fixed <harness.Limit.fixed>` or :meth:`Limit.server_assigned
+        <harness.Limit.server_assigned>`, the latter not compared) and draws every other
+        field; for a value
         that is not a STRUCT, it appends hostile text (STRING), bytes (BYTES), elements
         (ARRAY) or entries (MAP) to this value, so :meth:`read_values` must find the id in
         what the value starts with, whatever follows (end it with a delimiter:

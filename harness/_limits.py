@@ -48,6 +48,7 @@ _KINDS = (
     "range",
     "digits",
     "fixed",
+    "server_assigned",
     "no_negative_zero",
     "nan_and_infinity",
 )
@@ -150,6 +151,18 @@ class Limit:
         return cls(field, "fixed", reason)
 
     @classmethod
+    def server_assigned(cls, field: str, reason: str) -> Limit:
+        """A field the external system assigns itself: SCH-09 neither draws nor compares it.
+
+        For values nobody writes: a timestamp the API stamps (``updatedAt``), a status the
+        system decides, an id a database generates besides the record's ``id``. The harness
+        hands the driver its plain value there (a source driver may ignore it), and whatever
+        comes back is accepted; the report lists the field with the reason. Unlike
+        :meth:`fixed`, whose fields must still come back as written.
+        """
+        return cls(field, "server_assigned", reason)
+
+    @classmethod
     def no_negative_zero(cls, field: str, reason: str) -> Limit:
         """Floats without ``-0.0`` (a system that stores it as ``0.0``)."""
         return cls(field, "no_negative_zero", reason)
@@ -189,6 +202,8 @@ class Limit:
             return f"at most {value} digits"
         if kind == "fixed":
             return "not drawn: kept as value() makes it"
+        if kind == "server_assigned":
+            return "assigned by the system: not drawn, not compared"
         if kind == "no_negative_zero":
             return "no -0.0"
         return "NaN and infinities sent too"

@@ -31,6 +31,7 @@ class Rules:
     high: Any = None
     digits: int | None = None
     fixed: bool = False
+    server_assigned: bool = False
     negative_zero: bool = True
     specials: bool = False
 
@@ -83,6 +84,8 @@ def rules_for(limits: Sequence[Limit], path: str) -> Rules:
             fields["digits"] = min(value, fields.get("digits") or value)
         elif kind == "fixed":
             fields["fixed"] = True
+        elif kind == "server_assigned":
+            fields["fixed"] = fields["server_assigned"] = True
         elif kind == "no_negative_zero":
             fields["negative_zero"] = False
         elif kind == "nan_and_infinity":
@@ -95,6 +98,11 @@ def limit_problems(schema: Schema, limits: Sequence[Limit]) -> list[str]:
     leaves = _leaf_kinds(schema, "")
     problems = []
     for limit in limits:
+        if limit.kind == "server_assigned" and (limit.field == "*" or "." in limit.field):
+            problems.append(
+                f"{limit}: a server_assigned limit names a top-level field of the value schema"
+            )
+            continue
         if limit.field == "*":
             continue
         kinds = leaves.get(limit.field)
@@ -119,6 +127,7 @@ _APPLIES: dict[str, frozenset[str]] = {
     "range": frozenset({"INT", "FLOAT", "Decimal", "Date", "Time", "Timestamp"}),
     "digits": frozenset({"Decimal"}),
     "fixed": frozenset(),
+    "server_assigned": frozenset(),
     "no_negative_zero": frozenset({"FLOAT"}),
     "nan_and_infinity": frozenset({"FLOAT"}),
 }

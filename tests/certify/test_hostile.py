@@ -78,6 +78,8 @@ def test_limits_that_do_not_fit_the_schema_fail_the_check_naming_them() -> None:
         plan_for(RECORD, [Limit.digits("name", 10, "wrong field")], "D")
     with pytest.raises(CheckFailed, match=r"sequence of harness\.Limit"):
         plan_for(RECORD, ["name: 10"], "D")
+    with pytest.raises(CheckFailed, match="server_assigned limit names a top-level field"):
+        plan_for(RECORD, [Limit.server_assigned("*", "everything")], "D")
     with pytest.raises(CheckNotVerified, match=r"INT64: SCH-09 puts hostile values in"):
         plan_for(Schema.INT64_SCHEMA, (), "D")
 
@@ -277,6 +279,20 @@ def test_the_shrinker_never_draws_a_fixed_field() -> None:
     assert {name for name, _ in asked} == {"name"}
     assert found[0] in shrunk  # the fixed field's failure is kept as found, not redrawn
     assert [m.field for m in shrunk] == ["status", "name"]
+
+
+def test_a_server_assigned_field_is_neither_drawn_nor_compared() -> None:
+    plan = plan_for(RECORD, [Limit.server_assigned("name", "the API names it")], "D")
+    assert "name" not in plan.drawn
+    assert plan.server_assigned == ("name",)
+    assert str(plan.limits[0]) == (
+        "name: assigned by the system: not drawn, not compared (the API names it)"
+    )
+    sent = _struct(name="sent")
+    row = {f.name: sent.get(f.name) for f in RECORD.fields} | {"name": "the server's"}
+    assert differences(plan, 7, sent, row, verb="emitted") == []
+    fixed = plan_for(RECORD, [Limit.fixed("name", "kept")], "D")
+    assert [m.field for m in differences(fixed, 7, sent, row, verb="emitted")] == ["name"]
 
 
 def test_the_seed_comes_from_cdk_certify_seed_when_set(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -174,3 +174,22 @@ def test_a_declared_unstored_field_passes_with_its_reason(
     _support.assert_outcome(run, "SCH-02", Outcome.PASSED)
     (result,) = run.results
     assert "score: the table keeps no score: scores are recomputed downstream" in result.message
+
+
+def test_a_field_the_system_assigns_fails_sch_09_unless_declared(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(
+        tmp_path, broken.StampingSourceDriver, broken.DeclaredStampingSourceDriver
+    )
+    run = _support.run_checks(project, ["SCH-09"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "SCH-09", Outcome.FAILED, subject="StampingSourceDriver")
+    _support.assert_outcome(run, "SCH-09", Outcome.PASSED, subject="DeclaredStampingSourceDriver")
+    results = {r.subject: r for r in run.results}
+    undeclared, declared = results["StampingSourceDriver"], results["DeclaredStampingSourceDriver"]
+    assert "created: wrote " in undeclared.message, undeclared.message
+    assert declared.evidence["fields the system assigns (not compared)"] == [
+        "created: assigned by the system: not drawn, not compared "
+        "(the system stamps each row it writes)"
+    ]
+    assert "created" not in declared.evidence["fields drawn"]

@@ -7,10 +7,11 @@ about schemas wrong; its driver is the baseline driver pointed at it.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import decimal
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from typing_extensions import override
@@ -26,7 +27,7 @@ from cdk import (
     SourceTask,
     Struct,
 )
-from harness import SinkDriver, SourceDriver
+from harness import Limit, SinkDriver, SourceDriver
 from tests.certify.broken._sqlite_base import (
     SqliteSinkConnector,
     SqliteSinkTask,
@@ -343,3 +344,33 @@ class UnstatedSourceDriver(SqliteSourceDriver):
     """A correct source whose driver does not state the values it wrote."""
 
     expected_value = SourceDriver.expected_value
+
+
+# ----------------------------------------------------------------------- server-assigned fields
+class StampingSourceDriver(SqliteSourceDriver):
+    """The external system stamps ``created`` itself: whatever the harness asks for, the row
+    holds the time of the write (as an API stamps ``updatedAt``). Without a declaration SCH-09
+    fails on it: the driver cannot write the harness's values there.
+    """
+
+    @override
+    def write_values(self, values: Sequence[Any], *, stream: int = 0) -> list[Hashable]:
+        stamped = []
+        for value in values:
+            copy = Struct(value.schema)
+            for f in value.schema.fields:
+                copy.put(f.name, value.get(f.name))
+            copy.put("created", _STAMP + dt.timedelta(milliseconds=len(stamped)))
+            stamped.append(copy)
+        return super().write_values(stamped, stream=stream)
+
+
+_STAMP = dt.datetime(2031, 5, 4, 3, 2, 1, tzinfo=dt.timezone.utc)
+
+
+class DeclaredStampingSourceDriver(StampingSourceDriver):
+    """The same system, with the stamped field declared: SCH-09 leaves it out and says so."""
+
+    value_limits: ClassVar[Sequence[Limit]] = (
+        Limit.server_assigned("created", "the system stamps each row it writes"),
+    )

@@ -40,14 +40,18 @@ class Plan:
     Attributes:
         schema: the driver's value schema.
         limits: the driver's declared limits.
-        fixed: the top-level fields kept as the driver makes them (``id``, :meth:`Limit.fixed`).
+        fixed: the top-level fields kept as the driver makes them (``id``, :meth:`Limit.fixed`,
+            :meth:`Limit.server_assigned`).
         drawn: the top-level fields drawn (empty for a value that is not a struct).
+        server_assigned: the fixed fields the system assigns (:meth:`Limit.server_assigned`):
+            what comes back there is not compared.
     """
 
     schema: Schema
     limits: tuple[Limit, ...]
     fixed: tuple[str, ...]
     drawn: tuple[str, ...]
+    server_assigned: tuple[str, ...] = ()
 
     @property
     def struct(self) -> bool:
@@ -116,7 +120,10 @@ def plan_for(schema: Schema, limits: object, driver: str) -> Plan:
             if rules_for(declared, f.name).fixed and f.name != ID_FIELD
         ]
         drawn = tuple(f.name for f in schema.fields if f.name not in fixed)
-        return Plan(schema, declared, tuple(fixed), drawn)
+        assigned = tuple(
+            f.name for f in schema.fields if rules_for(declared, f.name).server_assigned
+        )
+        return Plan(schema, declared, tuple(fixed), drawn, assigned)
     if schema.type not in _APPENDABLE or schema.name is not None:
         raise CheckNotVerified(
             f"the driver's value schema is {_describe(schema)}: SCH-09 puts hostile values in "

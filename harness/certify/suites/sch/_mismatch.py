@@ -66,7 +66,7 @@ def differences(
         return [Mismatch(record_id, "value", sent, got, text)]
     out: list[Mismatch] = []
     for f in plan.schema.fields:
-        if f.name in (unstored or {}):
+        if f.name in (unstored or {}) or f.name in plan.server_assigned:
             continue
         value = get_field(sent, f.name)
         if f.name not in got:

@@ -28,8 +28,14 @@ def record_plan(ctx: CheckContext, plan: Plan, count: int) -> None:
     ctx.evidence("values drawn with seed", ctx.seed)
     ctx.evidence("records of hostile values", count)
     ctx.evidence("fields drawn", list(plan.drawn) if plan.struct else ["the whole value"])
-    if plan.fixed:
-        ctx.evidence("fields kept as the driver makes them", list(plan.fixed))
+    kept = [name for name in plan.fixed if name not in plan.server_assigned]
+    if kept:
+        ctx.evidence("fields kept as the driver makes them", kept)
+    if plan.server_assigned:
+        ctx.evidence(
+            "fields the system assigns (not compared)",
+            [str(limit) for limit in plan.limits if limit.kind == "server_assigned"],
+        )
     ctx.evidence("declared limits", plan.describe_limits())
     ctx.evidence("reproduce with", reproduce(ctx))
 
