@@ -869,6 +869,23 @@ class WorkerHandle:
                 f"the worker answered {answer.status}: {answer.text[:500]}",
             )
 
+    def pause(self, name: str) -> None:
+        """``PUT /connectors/{name}/pause``, then wait until it and its tasks are PAUSED."""
+        self._put_state(name, "pause")
+        self.wait_state(name, "PAUSED")
+
+    def resume(self, name: str) -> None:
+        """``PUT /connectors/{name}/resume`` (not waiting: the caller times from here)."""
+        self._put_state(name, "resume")
+
+    def _put_state(self, name: str, verb: str) -> None:
+        answer = self.rest.put(f"/connectors/{name}/{verb}")
+        if answer.status != 202:
+            raise CheckFailed(
+                f"PUT /connectors/{name}/{verb} to be accepted (202)",
+                f"the worker answered {answer.status}: {answer.text[:500]}",
+            )
+
     def status(self, name: str) -> dict[str, Any]:
         """``GET /connectors/{name}/status`` (an empty dict when it is not there)."""
         answer = self.rest.get(f"/connectors/{name}/status")

@@ -117,3 +117,19 @@ def test_a_measurement_past_its_window_counts_what_had_arrived() -> None:
     points = prf._measure(None, None, "prf", start, 45.0, delivered, 5000)  # type: ignore[arg-type]
     assert points[-1][1] == 5000, points
     assert seen == [1000, 2000, 3000, 4000, 5000, 5000], seen
+
+
+def test_the_throughput_of_a_source_leaves_out_the_drivers_write(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    project = _support.project_for(tmp_path, broken.SlowWritingSourceDriver)
+    run = _support.run_checks(project, ["PRF-01"], kafka_bootstrap, tmp_path)
+    _support.assert_outcome(run, "PRF-01", Outcome.PASSED)
+    (result,) = run.results
+    wrote = result.evidence["driver wrote the burst in (s)"]
+    assert wrote >= broken.SlowWritingSourceDriver.WRITE_S, result.evidence
+    # timed from the resume: the 3 s of writing are not in it (the SQLite source reads 5,000
+    # rows in well under a second)
+    assert result.evidence["burst took (s)"] < broken.SlowWritingSourceDriver.WRITE_S
+    (metric,) = result.metrics
+    assert metric.value > prf.RECORDS / broken.SlowWritingSourceDriver.WRITE_S, metric

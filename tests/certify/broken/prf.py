@@ -68,3 +68,18 @@ class SlowSinkConnector(SqliteSinkConnector):
 
 class SlowSinkDriver(SqliteSinkDriver):
     connector: ClassVar[type] = SlowSinkConnector
+
+
+class SlowWritingSourceDriver(SqliteSourceDriver):
+    """A correct connector behind a slow API: the driver's writes take 3 s per call (5,000
+    records one by one against a REST API), the connector reads them at its usual speed.
+
+    PRF-01 must report the connector's speed, not the driver's.
+    """
+
+    WRITE_S = 3.0
+
+    @override
+    def write_records(self, ids: Sequence[int], *, stream: int = 0) -> None:
+        time.sleep(self.WRITE_S)  # the slow API's cost, not a wait for a condition
+        super().write_records(ids, stream=stream)
