@@ -11,8 +11,8 @@ assigned, for a burst of records: for a source, the connector is paused while th
 the whole burst into the external system (one ``write_records()`` call: a driver whose API has a
 bulk write uses it there; the time it took is in the evidence, not in the figure), then resumed,
 and the time runs from the resume until the last record is in Kafka; for a sink, from the moment
-the harness starts producing the burst until the last record is in the external system. Latency (PRF-02)
-sends one record at a time and times each until it arrives.
+the harness starts producing the burst until the last record is in the external system.
+Latency (PRF-02) sends one record at a time and times each until it arrives.
 """
 
 from __future__ import annotations
