@@ -107,6 +107,8 @@ _FORBIDDEN = {
     "cdk.converters": ["cdk.runtime", "cdk.spark", "cdk.cli"],
     "cdk.transforms": ["cdk.runtime", "cdk.spark", "cdk.cli"],
     "cdk.kafka": ["cdk.runtime", "cdk.spark", "cdk.cli"],
+    # a connector's building blocks: the public API (api, config, data, errors) only
+    "cdk.http": ["cdk.runtime", "cdk.spark", "cdk.cli", "cdk.kafka", "harness"],
 }
 
 
