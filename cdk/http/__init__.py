@@ -7,6 +7,14 @@ cursor offset, JSON to Connect schema mapping, and the ``http.*`` configuration 
 
 from __future__ import annotations
 
+import importlib.util
+
+from cdk.errors import MissingExtraError
+
+if importlib.util.find_spec("httpx") is None:  # an actionable error, not httpx's ImportError
+    raise MissingExtraError("cdk.http", "http", "httpx")
+
+# isort: split
 # --- auth, client, config (block A) ---
 from cdk.http._auth import ApiKeyAuth, BasicAuth, BearerTokenAuth
 from cdk.http._client import HttpClient
